@@ -1,0 +1,48 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+)
+
+// NovaComputeSpec is the desired state of a NovaCompute.
+type NovaComputeSpec struct{}
+
+// NovaComputeStatus is the observed state of a NovaCompute.
+type NovaComputeStatus struct {
+	anvilmeta.CommonStatus `json:",inline"`
+}
+
+// NovaCompute is a pool of hypervisor nodes on one cluster that run nova-compute for a Nova.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=novacomputes,scope=Namespaced
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type NovaCompute struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired state.
+	// +optional
+	Spec NovaComputeSpec `json:"spec,omitempty"`
+
+	// Status is the observed state, written only by Anvil.
+	// +optional
+	Status NovaComputeStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// NovaComputeList is a list of NovaCompute objects.
+type NovaComputeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []NovaCompute `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&NovaCompute{}, &NovaComputeList{})
+}

@@ -1,0 +1,48 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+)
+
+// OVNChassisSpec is the desired state of a OVNChassis.
+type OVNChassisSpec struct{}
+
+// OVNChassisStatus is the observed state of a OVNChassis.
+type OVNChassisStatus struct {
+	anvilmeta.CommonStatus `json:",inline"`
+}
+
+// OVNChassis runs Open vSwitch and ovn-controller on the hypervisor nodes of one cluster.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=ovnchassis,scope=Namespaced
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type OVNChassis struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired state.
+	// +optional
+	Spec OVNChassisSpec `json:"spec,omitempty"`
+
+	// Status is the observed state, written only by Anvil.
+	// +optional
+	Status OVNChassisStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// OVNChassisList is a list of OVNChassis objects.
+type OVNChassisList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []OVNChassis `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&OVNChassis{}, &OVNChassisList{})
+}

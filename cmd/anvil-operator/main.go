@@ -1,0 +1,35 @@
+// Command anvil-operator runs Anvil's controllers against a management
+// cluster and the compute clusters registered with it.
+package main
+
+import (
+	"flag"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/anvil/anvil/internal/operator"
+)
+
+func main() {
+	var opts operator.Options
+	opts.BindFlags(flag.CommandLine)
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	log := ctrl.Log.WithName("setup")
+
+	mgr, err := operator.NewManager(&opts)
+	if err != nil {
+		log.Error(err, "cannot start the operator")
+		os.Exit(1)
+	}
+	log.Info("starting the manager", "clustersNamespace", opts.ClustersNamespace)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "the manager stopped with an error")
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,108 @@
+package operator
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// DefaultClustersNamespace is where registration Secrets of compute clusters
+// live unless --clusters-namespace says otherwise.
+const DefaultClustersNamespace = "c5c3-clusters"
+
+// leaderElectionID names the Lease that elects the active operator replica.
+const leaderElectionID = "anvil-operator.c5c3.io"
+
+// Options are the operator's command-line settings.
+type Options struct {
+	// MetricsBindAddress serves Prometheus metrics; "0" turns them off.
+	MetricsBindAddress string
+	// HealthProbeBindAddress serves /healthz and /readyz.
+	HealthProbeBindAddress string
+	// LeaderElect makes replicas elect one active instance through a Lease.
+	LeaderElect bool
+	// LeaderElectionNamespace holds the Lease. Outside a cluster it must be
+	// set, because there is no service-account namespace to default to.
+	LeaderElectionNamespace string
+	// ClustersNamespace holds the registration Secrets of compute clusters.
+	// Empty turns multi-cluster support off.
+	ClustersNamespace string
+}
+
+// BindFlags registers the options on a flag set with their defaults.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080",
+		"Address the Prometheus metrics endpoint binds to; 0 disables it.")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081",
+		"Address the /healthz and /readyz probes bind to.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", true,
+		"Elect one active replica through a Lease, so that several replicas can run safely.")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "",
+		"Namespace of the leader-election Lease; defaults to the pod's namespace inside a cluster.")
+	fs.StringVar(&o.ClustersNamespace, "clusters-namespace", DefaultClustersNamespace,
+		"Namespace of the compute-cluster registration Secrets; empty disables compute clusters.")
+}
+
+// Validate reports settings that cannot work, naming the flag.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.ClustersNamespace != "" {
+		if msgs := validation.IsDNS1123Label(o.ClustersNamespace); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--clusters-namespace %q is not a valid namespace name: %s", o.ClustersNamespace, msgs[0]))
+		}
+	}
+	if o.LeaderElectionNamespace != "" {
+		if msgs := validation.IsDNS1123Label(o.LeaderElectionNamespace); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--leader-election-namespace %q is not a valid namespace name: %s", o.LeaderElectionNamespace, msgs[0]))
+		}
+	}
+	if o.HealthProbeBindAddress == "" {
+		errs = append(errs, errors.New("--health-probe-bind-address must not be empty"))
+	}
+	return errors.Join(errs...)
+}
+
+// ManagerOptions turns the settings into controller-runtime manager options.
+func (o *Options) ManagerOptions() ctrl.Options {
+	return ctrl.Options{
+		Scheme:                  NewScheme(),
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        leaderElectionID,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		// A replica that loses its Lease exits at once instead of finishing
+		// its in-flight passes, so two replicas never write at the same time.
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         cache.Options{},
+	}
+}
+
+// NewManager builds the manager with its probes. Controllers are added by the
+// caller, so tests can choose which ones run.
+func NewManager(o *Options) (ctrl.Manager, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the management cluster's kubeconfig: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, o.ManagerOptions())
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding the liveness probe: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding the readiness probe: %w", err)
+	}
+	return mgr, nil
+}

@@ -1,0 +1,25 @@
+package operator
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+)
+
+// NewScheme returns a scheme that knows the built-in Kubernetes kinds and
+// every Anvil kind. Clients of the management cluster and of compute clusters
+// share it, so a typed object means the same thing wherever it is written.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(c5c3v1alpha1.AddToScheme(s))
+	utilruntime.Must(novav1alpha1.AddToScheme(s))
+	utilruntime.Must(ovnv1alpha1.AddToScheme(s))
+	utilruntime.Must(neutronv1alpha1.AddToScheme(s))
+	return s
+}
