@@ -1,0 +1,74 @@
+package operator
+
+import (
+	"flag"
+	"strings"
+	"testing"
+)
+
+func TestDefaults(t *testing.T) {
+	var o Options
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	o.BindFlags(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if o.ClustersNamespace != "c5c3-clusters" || !o.LeaderElect || o.HealthProbeBindAddress != ":8081" {
+		t.Errorf("defaults = %+v", o)
+	}
+	mo := o.ManagerOptions()
+	if !mo.LeaderElection || mo.LeaderElectionID == "" || mo.Scheme == nil {
+		t.Errorf("manager options = %+v", mo)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	valid := Options{HealthProbeBindAddress: ":8081", ClustersNamespace: "c5c3-clusters"}
+	tests := []struct {
+		name    string
+		mutate  func(*Options)
+		wantErr string
+	}{
+		{name: "defaults", mutate: func(*Options) {}},
+		{name: "multi-cluster off", mutate: func(o *Options) { o.ClustersNamespace = "" }},
+		{name: "bad clusters namespace", mutate: func(o *Options) { o.ClustersNamespace = "Not_A_Namespace" }, wantErr: "--clusters-namespace"},
+		{name: "bad lease namespace", mutate: func(o *Options) { o.LeaderElectionNamespace = "a.b" }, wantErr: "--leader-election-namespace"},
+		{name: "no probe address", mutate: func(o *Options) { o.HealthProbeBindAddress = "" }, wantErr: "--health-probe-bind-address"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := valid
+			tt.mutate(&o)
+			err := o.Validate()
+			if tt.wantErr == "" && err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("error %v does not name %s", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestSchemeKnowsEveryKind(t *testing.T) {
+	s := NewScheme()
+	want := map[string][]string{
+		"c5c3.io":                   {"ControlPlane"},
+		"nova.openstack.c5c3.io":    {"Nova", "NovaCompute"},
+		"ovn.openstack.c5c3.io":     {"OVNCentral", "OVNChassis"},
+		"neutron.openstack.c5c3.io": {"NeutronMetadataAgent"},
+	}
+	for group, kinds := range want {
+		for _, k := range kinds {
+			found := false
+			for gvk := range s.AllKnownTypes() {
+				if gvk.Group == group && gvk.Version == "v1alpha1" && gvk.Kind == k {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("scheme lacks %s/v1alpha1 %s", group, k)
+			}
+		}
+	}
+}

@@ -1,0 +1,255 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/anvil/anvil/config/crd"
+	"github.com/anvil/anvil/internal/kubeconfig"
+	"github.com/anvil/anvil/internal/operator"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+const (
+	// ManagementClusterName names the management cluster in logs and files.
+	ManagementClusterName = "mgmt"
+
+	// WorkloadNamespace exists on every cluster; Anvil's objects live there.
+	WorkloadNamespace = "openstack"
+
+	// registrationUser is the identity a registration kubeconfig carries.
+	// It is distinct from the admin the tests use, so that the two can be
+	// told apart in audit logs and later restricted independently.
+	registrationUser = "anvil-registration"
+)
+
+// Options shape an Environment.
+type Options struct {
+	// ComputeClusters is how many compute clusters to start; they are named
+	// compute-a, compute-b, and so on. Zero starts only the management
+	// cluster.
+	ComputeClusters int
+
+	// ClustersNamespace holds the registration Secrets; it defaults to the
+	// operator's default.
+	ClustersNamespace string
+}
+
+// Environment is a running management cluster plus its compute clusters.
+type Environment struct {
+	// Management is the cluster that holds Anvil's CRDs and registrations.
+	Management *Cluster
+	// Compute are the registered compute clusters, in name order.
+	Compute []*Cluster
+	// ClustersNamespace holds the registration Secrets on Management.
+	ClustersNamespace string
+	// Scheme knows the built-in kinds and every Anvil kind.
+	Scheme *runtime.Scheme
+
+	dir string
+}
+
+// Cluster is one real kube-apiserver with its etcd.
+type Cluster struct {
+	// Name is the cluster's name; for a compute cluster it is also the name
+	// of its registration Secret.
+	Name string
+	// Config authenticates as a cluster administrator.
+	Config *rest.Config
+	// Client is an uncached administrator client.
+	Client client.Client
+	// KubeconfigPath is an administrator kubeconfig file with everything
+	// inline, for processes started next to the apiserver.
+	KubeconfigPath string
+
+	env       *envtest.Environment
+	dir       string
+	binDir    string
+	workloads *workloads
+}
+
+// ComputeClusterName returns the name of the i-th compute cluster (0-based):
+// compute-a, compute-b, ...
+func ComputeClusterName(i int) string {
+	return fmt.Sprintf("compute-%c", 'a'+i)
+}
+
+// Start brings up the management cluster and the compute clusters, installs
+// the CRDs and creates the namespaces and registration Secrets.
+func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
+	if opts.ComputeClusters < 0 || opts.ComputeClusters > 26 {
+		return nil, fmt.Errorf("ComputeClusters must be between 0 and 26, got %d", opts.ComputeClusters)
+	}
+	if opts.ClustersNamespace == "" {
+		opts.ClustersNamespace = operator.DefaultClustersNamespace
+	}
+	binDir, err := BinDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "anvil-testenv-")
+	if err != nil {
+		return nil, err
+	}
+	e := &Environment{ClustersNamespace: opts.ClustersNamespace, Scheme: operator.NewScheme(), dir: dir}
+	defer func() {
+		if err != nil {
+			_ = e.Stop()
+		}
+	}()
+
+	crds, err := crd.Definitions()
+	if err != nil {
+		return nil, err
+	}
+	if e.Management, err = e.startCluster(ManagementClusterName, binDir, crds); err != nil {
+		return nil, err
+	}
+	if err := ensureNamespace(ctx, e.Management.Client, opts.ClustersNamespace); err != nil {
+		return nil, err
+	}
+	for i := range opts.ComputeClusters {
+		c, err := e.startCluster(ComputeClusterName(i), binDir, nil)
+		if err != nil {
+			return nil, err
+		}
+		e.Compute = append(e.Compute, c)
+		if err := e.register(ctx, c); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// startCluster starts one apiserver and etcd and prepares the namespace
+// every cluster has.
+func (e *Environment) startCluster(name, binDir string, crds []*apiextensionsv1.CustomResourceDefinition) (*Cluster, error) {
+	dir := filepath.Join(e.dir, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory:    binDir,
+		CRDs:                     crds,
+		ErrorIfCRDPathMissing:    true,
+		Scheme:                   e.Scheme,
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		ControlPlaneStopTimeout:  time.Minute,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting cluster %s: %w", name, err)
+	}
+	c := &Cluster{Name: name, Config: cfg, env: env, dir: dir, binDir: binDir}
+	if c.Client, err = client.New(cfg, client.Options{Scheme: e.Scheme}); err != nil {
+		return c, err
+	}
+	raw, err := kubeconfig.Embedded(name, cfg)
+	if err != nil {
+		return c, err
+	}
+	c.KubeconfigPath = filepath.Join(dir, "admin.kubeconfig")
+	if err := os.WriteFile(c.KubeconfigPath, raw, 0o600); err != nil {
+		return c, err
+	}
+	if err := ensureNamespace(context.Background(), c.Client, WorkloadNamespace); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// register writes the registration Secret of a compute cluster onto the
+// management cluster, with a kubeconfig of a user of its own.
+func (e *Environment) register(ctx context.Context, c *Cluster) error {
+	raw, err := c.RegistrationKubeconfig()
+	if err != nil {
+		return err
+	}
+	secret := targetcluster.BuildRegistrationSecret(c.Name, e.ClustersNamespace, raw, "")
+	if err := e.Management.Client.Create(ctx, secret); err != nil {
+		return fmt.Errorf("registering %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// RegistrationKubeconfig provisions a cluster-admin user on c and returns a
+// kubeconfig for it with the CA, certificate and key inline.
+func (c *Cluster) RegistrationKubeconfig() ([]byte, error) {
+	user, err := c.env.AddUser(envtest.User{Name: registrationUser, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("provisioning the registration user on %s: %w", c.Name, err)
+	}
+	return kubeconfig.Embedded(c.Name, user.Config())
+}
+
+// AddUser provisions a user with the given groups on c and returns a rest
+// config that authenticates as it. Tests use it for identities with limited
+// RBAC.
+func (c *Cluster) AddUser(name string, groups ...string) (*rest.Config, error) {
+	user, err := c.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return user.Config(), nil
+}
+
+// ComputeCluster returns the compute cluster with the given name, or nil.
+func (e *Environment) ComputeCluster(name string) *Cluster {
+	for _, c := range e.Compute {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Stop stops every process the environment started and removes its files.
+func (e *Environment) Stop() error {
+	var errs []error
+	for _, c := range append([]*Cluster{e.Management}, e.Compute...) {
+		if c == nil {
+			continue
+		}
+		if err := c.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping %s: %w", c.Name, err))
+		}
+	}
+	if len(errs) == 0 && e.dir != "" {
+		errs = append(errs, os.RemoveAll(e.dir))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Cluster) stop() error {
+	var errs []error
+	if c.workloads != nil {
+		errs = append(errs, c.workloads.stop())
+		c.workloads = nil
+	}
+	if c.env != nil {
+		errs = append(errs, c.env.Stop())
+	}
+	return errors.Join(errs...)
+}
+
+// ensureNamespace creates a namespace unless it already exists.
+func ensureNamespace(ctx context.Context, c client.Client, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	return nil
+}

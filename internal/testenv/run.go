@@ -1,0 +1,49 @@
+package testenv
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+)
+
+// Run is the body of an integration package's TestMain: it starts one
+// Environment for the whole package, runs the tests, and stops it. With
+// -short it starts nothing, and tests that call Require skip.
+//
+//	var env *testenv.Environment
+//	func TestMain(m *testing.M) { os.Exit(testenv.Run(m, testenv.Options{ComputeClusters: 2}, &env)) }
+func Run(m *testing.M, opts Options, env **Environment) int {
+	flag.Parse()
+	if testing.Short() {
+		return m.Run()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	e, err := Start(ctx, opts)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
+		return 1
+	}
+	*env = e
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: stopping: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// Require skips the test when no Environment runs, which is the case under
+// -short, where only unit tests run.
+func Require(t testing.TB, env *Environment) *Environment {
+	t.Helper()
+	if env == nil {
+		t.Skip("integration test: needs real apiservers (run without -short)")
+	}
+	return env
+}
