@@ -58,7 +58,7 @@ build: generate ## Build the operator and the CLI into bin/.
 ##@ Test
 
 .PHONY: test
-test: tools verify test-unit test-integration test-e2e ## Every test, from scratch: tools, generated files, unit, integration, e2e.
+test: tools verify lint test-unit test-integration test-e2e ## Every test, from scratch: tools, generated files, lint, unit, integration, e2e.
 
 .PHONY: test-unit
 test-unit: ## Unit tests: pure functions, no processes.

@@ -44,5 +44,5 @@ type ControlPlaneList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ControlPlane{}, &ControlPlaneList{})
+	knownTypes = append(knownTypes, &ControlPlane{}, &ControlPlaneList{})
 }

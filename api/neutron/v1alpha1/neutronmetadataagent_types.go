@@ -44,5 +44,5 @@ type NeutronMetadataAgentList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&NeutronMetadataAgent{}, &NeutronMetadataAgentList{})
+	knownTypes = append(knownTypes, &NeutronMetadataAgent{}, &NeutronMetadataAgentList{})
 }

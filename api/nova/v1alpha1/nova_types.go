@@ -44,5 +44,5 @@ type NovaList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Nova{}, &NovaList{})
+	knownTypes = append(knownTypes, &Nova{}, &NovaList{})
 }

@@ -44,5 +44,5 @@ type NovaComputeList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&NovaCompute{}, &NovaComputeList{})
+	knownTypes = append(knownTypes, &NovaCompute{}, &NovaComputeList{})
 }

@@ -44,5 +44,5 @@ type OVNCentralList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&OVNCentral{}, &OVNCentralList{})
+	knownTypes = append(knownTypes, &OVNCentral{}, &OVNCentralList{})
 }

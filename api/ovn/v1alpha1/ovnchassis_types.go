@@ -44,5 +44,5 @@ type OVNChassisList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&OVNChassis{}, &OVNChassisList{})
+	knownTypes = append(knownTypes, &OVNChassis{}, &OVNChassisList{})
 }

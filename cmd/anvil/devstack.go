@@ -1,0 +1,82 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/anvil/anvil/internal/devstack"
+)
+
+// devstackFlags are shared by every devstack subcommand, so that status and
+// down find the stack that up started.
+type devstackFlags struct {
+	root            string
+	dir             string
+	computeClusters int
+}
+
+func (f *devstackFlags) stack(cmd *cobra.Command) (*devstack.Stack, error) {
+	return devstack.New(devstack.Options{
+		Root:            f.root,
+		Dir:             f.dir,
+		ComputeClusters: f.computeClusters,
+		Out:             cmd.OutOrStdout(),
+	})
+}
+
+func newDevstackCommand() *cobra.Command {
+	f := &devstackFlags{}
+	cmd := &cobra.Command{
+		Use:   "devstack",
+		Short: "Run a local management cluster, compute clusters and the operator",
+		Long: `The devstack runs everything on this machine as plain processes: kwokctl
+clusters built from the pinned Kubernetes binaries (a management cluster "mgmt"
+and compute clusters "compute-a", "compute-b", ...), fake hypervisor nodes with
+zone labels, Anvil's CRDs, the registration Secrets, and the operator.`,
+	}
+	cmd.PersistentFlags().StringVar(&f.root, "root", ".", "Path of the Anvil checkout.")
+	cmd.PersistentFlags().StringVar(&f.dir, "state-dir", "", "Directory for the devstack's state (default <root>/.devstack).")
+
+	up := &cobra.Command{
+		Use:   "up",
+		Short: "Start the devstack, or repair it; safe to run again",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := f.stack(cmd)
+			if err != nil {
+				return err
+			}
+			return s.Up(cmd.Context())
+		},
+	}
+	up.Flags().IntVar(&f.computeClusters, "compute-clusters", 1, "Number of compute clusters (compute-a, compute-b, ...).")
+
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Report each component of the devstack",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.computeClusters = 1
+			s, err := f.stack(cmd)
+			if err != nil {
+				return err
+			}
+			return s.Status(cmd.Context())
+		},
+	}
+
+	down := &cobra.Command{
+		Use:   "down",
+		Short: "Stop everything up started and remove the state",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.computeClusters = 1
+			s, err := f.stack(cmd)
+			if err != nil {
+				return err
+			}
+			return s.Down(cmd.Context())
+		},
+	}
+	cmd.AddCommand(up, status, down)
+	return cmd
+}

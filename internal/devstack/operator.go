@@ -1,0 +1,211 @@
+package devstack
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// startOperator builds the operator and runs it in the background against
+// the management cluster. A running operator built from the same binary is
+// kept, so a repeated Up does not restart it.
+func (s *Stack) startOperator(ctx context.Context, st *state) (string, error) {
+	binDir := filepath.Join(s.dir, "bin")
+	binary := filepath.Join(binDir, "anvil-operator")
+	build := exec.CommandContext(ctx, "go", "build", "-o", binary, "./cmd/anvil-operator")
+	build.Dir = s.root
+	build.Stdout, build.Stderr = indent(s.out), indent(s.out)
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("building the operator: %w", err)
+	}
+	sum, err := fileSHA256(binary)
+	if err != nil {
+		return "", err
+	}
+
+	if op := st.Operator; op != nil && processAlive(op.PID) {
+		if op.BinarySHA256 == sum && healthy(ctx, op.HealthAddr) {
+			return fmt.Sprintf("already running as pid %d", op.PID), nil
+		}
+		if err := stopProcess(op.PID, 15*time.Second); err != nil {
+			return "", err
+		}
+	}
+	st.Operator = nil
+
+	ports, err := freePorts(2)
+	if err != nil {
+		return "", err
+	}
+	op := &operatorState{
+		BinarySHA256: sum,
+		MetricsAddr:  "127.0.0.1:" + strconv.Itoa(ports[0]),
+		HealthAddr:   "127.0.0.1:" + strconv.Itoa(ports[1]),
+	}
+	logFile, err := os.OpenFile(filepath.Join(s.dir, "operator.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return "", err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(binary,
+		"--kubeconfig="+s.operatorKubeconfigPath(),
+		"--leader-election-namespace="+OperatorNamespace,
+		"--metrics-bind-address="+op.MetricsAddr,
+		"--health-probe-bind-address="+op.HealthAddr,
+		"--clusters-namespace="+clustersNamespace,
+	)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// A session of its own, so the operator outlives this command and a
+	// Ctrl-C in the terminal that ran `up` does not reach it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("starting the operator: %w", err)
+	}
+	op.PID = cmd.Process.Pid
+	st.Operator = op
+	_ = cmd.Process.Release()
+	if err := os.WriteFile(filepath.Join(s.dir, "operator.pid"), []byte(strconv.Itoa(op.PID)+"\n"), 0o600); err != nil {
+		return "", err
+	}
+
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if !processAlive(op.PID) {
+			return false, fmt.Errorf("the operator exited; see %s", filepath.Join(s.dir, "operator.log"))
+		}
+		return healthy(ctx, op.HealthAddr), nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("pid %d, log %s", op.PID, filepath.Join(s.dir, "operator.log")), nil
+}
+
+// healthy tells whether the operator's readiness probe answers 200.
+func healthy(ctx context.Context, addr string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode == http.StatusOK
+}
+
+// processAlive tells whether a process exists and has not exited. A zombie
+// counts as gone: it is only waiting for its parent to collect it.
+func processAlive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the command name, which is wrapped in parentheses.
+	for i := len(raw) - 1; i > 0; i-- {
+		if raw[i] == ')' && i+2 < len(raw) {
+			return raw[i+2] != 'Z'
+		}
+	}
+	return true
+}
+
+// stopProcess sends SIGTERM, waits up to grace, then kills.
+func stopProcess(pid int, grace time.Duration) error {
+	if !processAlive(pid) {
+		return nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if !processAlive(pid) {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	time.Sleep(200 * time.Millisecond)
+	if processAlive(pid) {
+		return fmt.Errorf("process %d survived SIGKILL", pid)
+	}
+	return nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// freePorts asks the kernel for n distinct free loopback ports.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// indent prefixes every line a subprocess prints, so its output nests under
+// the step that runs it.
+func indent(w io.Writer) io.Writer { return &prefixWriter{w: w, prefix: []byte("      | "), bol: true} }
+
+type prefixWriter struct {
+	w      io.Writer
+	prefix []byte
+	bol    bool
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	for _, c := range b {
+		if p.bol {
+			if _, err := p.w.Write(p.prefix); err != nil {
+				return 0, err
+			}
+			p.bol = false
+		}
+		if _, err := p.w.Write([]byte{c}); err != nil {
+			return 0, err
+		}
+		if c == '\n' {
+			p.bol = true
+		}
+	}
+	return len(b), nil
+}

@@ -1,0 +1,200 @@
+package devstack
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/anvil/anvil/config/crd"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// reachable tells whether an apiserver answers its readiness endpoint.
+func reachable(ctx context.Context, cfg *rest.Config) bool {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = 3 * time.Second
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false
+	}
+	body, err := dc.RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	return err == nil && strings.TrimSpace(string(body)) == "ok"
+}
+
+// createNodes gives each compute cluster its fake hypervisor nodes, labelled
+// with a zone each, and waits until kwok reports them Ready.
+func (s *Stack) createNodes(ctx context.Context, _ *state) (string, error) {
+	total := 0
+	for i := range s.n {
+		cluster := ComputeClusterName(i)
+		c, err := s.clusterClient(ctx, cluster)
+		if err != nil {
+			return "", err
+		}
+		var names []string
+		for j := 1; j <= NodesPerComputeCluster; j++ {
+			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: NodeName(cluster, j)}}
+			zone := ZoneName(cluster, j)
+			if _, err := controllerutil.CreateOrUpdate(ctx, c, node, func() error {
+				if node.Labels == nil {
+					node.Labels = map[string]string{}
+				}
+				node.Labels[ZoneLabel] = zone
+				node.Labels["kubernetes.io/hostname"] = node.Name
+				node.Labels["kubernetes.io/os"] = "linux"
+				if node.Annotations == nil {
+					node.Annotations = map[string]string{}
+				}
+				node.Annotations["kwok.x-k8s.io/node"] = "fake"
+				return nil
+			}); err != nil {
+				return "", fmt.Errorf("node %s on %s: %w", node.Name, cluster, err)
+			}
+			names = append(names, node.Name)
+		}
+		if err := waitNodesReady(ctx, c, names); err != nil {
+			return "", fmt.Errorf("%s: %w", cluster, err)
+		}
+		total += len(names)
+	}
+	return fmt.Sprintf("%d Ready nodes on %d compute cluster(s)", total, s.n), nil
+}
+
+func waitNodesReady(ctx context.Context, c client.Client, names []string) error {
+	return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, n := range names {
+			node := &corev1.Node{}
+			if err := c.Get(ctx, client.ObjectKey{Name: n}, node); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			ready := false
+			for _, cond := range node.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+					ready = true
+				}
+			}
+			if !ready {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// installCRDs applies the embedded CRDs to the management cluster and waits
+// until each is established.
+func (s *Stack) installCRDs(ctx context.Context, _ *state) (string, error) {
+	c, err := s.clusterClient(ctx, ManagementCluster)
+	if err != nil {
+		return "", err
+	}
+	defs, err := crd.Definitions()
+	if err != nil {
+		return "", err
+	}
+	for _, want := range defs {
+		got := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: want.Name}}
+		if _, err := controllerutil.CreateOrUpdate(ctx, c, got, func() error {
+			got.Labels, got.Annotations = want.Labels, want.Annotations
+			got.Spec = want.Spec
+			return nil
+		}); err != nil {
+			return "", fmt.Errorf("CRD %s: %w", want.Name, err)
+		}
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, want := range defs {
+			got := &apiextensionsv1.CustomResourceDefinition{}
+			if err := c.Get(ctx, client.ObjectKey{Name: want.Name}, got); err != nil {
+				return false, err
+			}
+			established := false
+			for _, cond := range got.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					established = true
+				}
+			}
+			if !established {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("waiting for the CRDs to be established: %w", err)
+	}
+	return fmt.Sprintf("%d CRDs established", len(defs)), nil
+}
+
+// createNamespaces creates openstack on every cluster, and the registration
+// and operator namespaces on the management cluster.
+func (s *Stack) createNamespaces(ctx context.Context, _ *state) (string, error) {
+	for _, name := range s.clusterNames() {
+		c, err := s.clusterClient(ctx, name)
+		if err != nil {
+			return "", err
+		}
+		namespaces := []string{WorkloadNamespace}
+		if name == ManagementCluster {
+			namespaces = append(namespaces, clustersNamespace, OperatorNamespace)
+		}
+		for _, ns := range namespaces {
+			obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+			if err := c.Create(ctx, obj); client.IgnoreAlreadyExists(err) != nil {
+				return "", fmt.Errorf("namespace %s on %s: %w", ns, name, err)
+			}
+		}
+	}
+	return "", nil
+}
+
+// registerComputeClusters writes one registration Secret per compute
+// cluster onto the management cluster. The kubeconfig is kwokctl's
+// administrator kubeconfig with everything inline, which is enough for a
+// local stack; production registrations use the access chart's token.
+func (s *Stack) registerComputeClusters(ctx context.Context, _ *state) (string, error) {
+	mgmt, err := s.clusterClient(ctx, ManagementCluster)
+	if err != nil {
+		return "", err
+	}
+	var names []string
+	for i := range s.n {
+		name := ComputeClusterName(i)
+		kc, err := s.clusterKubeconfig(ctx, name)
+		if err != nil {
+			return "", err
+		}
+		raw, err := clientcmd.Write(*kc)
+		if err != nil {
+			return "", err
+		}
+		want := targetcluster.BuildRegistrationSecret(name, clustersNamespace, raw, "")
+		got := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: want.Namespace}}
+		if _, err := controllerutil.CreateOrUpdate(ctx, mgmt, got, func() error {
+			if got.Labels == nil {
+				got.Labels = map[string]string{}
+			}
+			for k, v := range want.Labels {
+				got.Labels[k] = v
+			}
+			got.Type = want.Type
+			got.Data = want.Data
+			return nil
+		}); err != nil {
+			return "", fmt.Errorf("registration Secret %s/%s: %w", want.Namespace, want.Name, err)
+		}
+		names = append(names, clustersNamespace+"/"+name)
+	}
+	return strings.Join(names, ", "), nil
+}

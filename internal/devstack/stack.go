@@ -1,0 +1,210 @@
+package devstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/anvil/anvil/internal/operator"
+)
+
+const (
+	// ManagementCluster is the kwokctl name of the management cluster.
+	ManagementCluster = "mgmt"
+	// ContextPrefix prefixes every context in the devstack kubeconfig.
+	ContextPrefix = "anvil-"
+	// NodesPerComputeCluster is how many fake hypervisor nodes each compute
+	// cluster gets.
+	NodesPerComputeCluster = 3
+	// WorkloadNamespace exists on every cluster.
+	WorkloadNamespace = "openstack"
+	// OperatorNamespace holds the operator's leader-election Lease.
+	OperatorNamespace = "anvil-system"
+	// ZoneLabel is the well-known topology label hypervisor nodes carry.
+	ZoneLabel = "topology.kubernetes.io/zone"
+)
+
+// Options configure a Stack.
+type Options struct {
+	// Root is the repository checkout; bin/ and hack/tools live below it.
+	Root string
+	// Dir holds the state; it defaults to <Root>/.devstack.
+	Dir string
+	// ComputeClusters is how many compute clusters Up runs (at least 1).
+	ComputeClusters int
+	// Out receives progress and reports.
+	Out io.Writer
+}
+
+// Stack is one devstack, identified by its state directory.
+type Stack struct {
+	root string
+	dir  string
+	bin  string
+	out  io.Writer
+	n    int
+}
+
+// New validates the options and returns the Stack they describe.
+func New(opts Options) (*Stack, error) {
+	root, err := filepath.Abs(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(root, "hack", "tools", "build.sh")); err != nil {
+		return nil, fmt.Errorf("%s is not an Anvil checkout (no hack/tools/build.sh); run from the repository root or pass --root", root)
+	}
+	dir := opts.Dir
+	if dir == "" {
+		dir = filepath.Join(root, ".devstack")
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, err
+	}
+	if opts.ComputeClusters < 1 || opts.ComputeClusters > 26 {
+		return nil, fmt.Errorf("--compute-clusters must be between 1 and 26, got %d", opts.ComputeClusters)
+	}
+	out := opts.Out
+	if out == nil {
+		out = os.Stdout
+	}
+	return &Stack{root: root, dir: dir, bin: filepath.Join(root, "bin"), out: out, n: opts.ComputeClusters}, nil
+}
+
+// ComputeClusterName returns the name of the i-th compute cluster (0-based).
+func ComputeClusterName(i int) string { return fmt.Sprintf("compute-%c", 'a'+i) }
+
+// NodeName returns the name of the i-th (1-based) node of a compute cluster.
+func NodeName(cluster string, i int) string { return fmt.Sprintf("%s-node-%d", cluster, i) }
+
+// ZoneName returns the zone of the i-th (1-based) node of a compute cluster.
+func ZoneName(cluster string, i int) string { return fmt.Sprintf("%s-zone-%d", cluster, i) }
+
+// KubeconfigPath is the merged kubeconfig with one context per cluster.
+func (s *Stack) KubeconfigPath() string { return filepath.Join(s.dir, "kubeconfig") }
+
+func (s *Stack) clusterNames() []string {
+	names := []string{ManagementCluster}
+	for i := range s.n {
+		names = append(names, ComputeClusterName(i))
+	}
+	return names
+}
+
+// Up brings the devstack to its desired state. Every step checks what is
+// already there, so running Up again repairs a partial stack and changes
+// nothing on a complete one.
+func (s *Stack) Up(ctx context.Context) error {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return err
+	}
+	st, err := s.loadState()
+	if err != nil {
+		return err
+	}
+	p := newProgress(s.out, 8)
+	steps := []struct {
+		title string
+		run   func(context.Context, *state) (string, error)
+	}{
+		{"Building the pinned tools", s.buildTools},
+		{"Starting the clusters", s.startClusters},
+		{"Writing the kubeconfig", s.writeKubeconfig},
+		{"Adding fake hypervisor nodes", s.createNodes},
+		{"Installing the CRDs", s.installCRDs},
+		{"Creating the namespaces", s.createNamespaces},
+		{"Registering the compute clusters", s.registerComputeClusters},
+		{"Starting the operator", s.startOperator},
+	}
+	for _, step := range steps {
+		p.start(step.title)
+		detail, err := step.run(ctx, st)
+		if saveErr := s.saveState(st); saveErr != nil && err == nil {
+			err = saveErr
+		}
+		if err != nil {
+			p.fail(err)
+			return fmt.Errorf("%s: %w", step.title, err)
+		}
+		p.done(detail)
+	}
+	fmt.Fprintln(s.out)
+	if err := s.Status(ctx); err != nil {
+		return err
+	}
+	s.printNextSteps()
+	return nil
+}
+
+func (s *Stack) printNextSteps() {
+	down := "go run ./cmd/anvil devstack down"
+	if s.dir != filepath.Join(s.root, ".devstack") {
+		down += " --state-dir " + s.dir
+	}
+	fmt.Fprintf(s.out, `
+Next steps:
+  export KUBECONFIG=%s
+  kubectl --context %s%s get crd
+  kubectl --context %s%s get nodes -L %s
+  tail -f %s
+  %s     # stop everything and remove %s
+`, s.KubeconfigPath(), ContextPrefix, ManagementCluster, ContextPrefix, ComputeClusterName(0), ZoneLabel,
+		filepath.Join(s.dir, "operator.log"), down, s.dir)
+}
+
+// Down stops the operator and deletes every cluster the state records, plus
+// any cluster kwokctl still knows in this stack's work directory, then
+// removes the state directory.
+func (s *Stack) Down(ctx context.Context) error {
+	if _, err := os.Stat(s.dir); errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(s.out, "Nothing to stop: %s does not exist.\n", s.dir)
+		return nil
+	}
+	st, err := s.loadState()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if st.Operator != nil {
+		fmt.Fprintf(s.out, "Stopping the operator (pid %d)\n", st.Operator.PID)
+		errs = append(errs, stopProcess(st.Operator.PID, 15*time.Second))
+	}
+	names, err := s.kwokctlClusters(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, n := range union(st.Clusters, names) {
+		fmt.Fprintf(s.out, "Deleting cluster %s\n", n)
+		if _, err := s.kwokctl(ctx, "delete", "cluster", "--name", n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("devstack down left something behind; %s is kept: %w", s.dir, err)
+	}
+	if err := os.RemoveAll(s.dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "Removed %s\n", s.dir)
+	return nil
+}
+
+func union(a, b []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range append(append([]string{}, a...), b...) {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// clustersNamespace is where the devstack writes registration Secrets; it is
+// the operator's default so no flag is needed.
+const clustersNamespace = operator.DefaultClustersNamespace

@@ -1,0 +1,56 @@
+package devstack
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// state is what Up started, persisted so that Status and Down work from a
+// new process.
+type state struct {
+	// Clusters are the kwokctl cluster names, management cluster first.
+	Clusters []string `json:"clusters"`
+	// Operator is the background operator process, if one was started.
+	Operator *operatorState `json:"operator,omitempty"`
+}
+
+// operatorState identifies the operator process and how to reach it.
+type operatorState struct {
+	PID int `json:"pid"`
+	// BinarySHA256 tells whether a rebuilt binary needs a restart.
+	BinarySHA256 string `json:"binarySHA256"`
+	HealthAddr   string `json:"healthAddr"`
+	MetricsAddr  string `json:"metricsAddr"`
+}
+
+func (s *Stack) statePath() string { return filepath.Join(s.dir, "state.json") }
+
+func (s *Stack) loadState() (*state, error) {
+	raw, err := os.ReadFile(s.statePath())
+	if errors.Is(err, os.ErrNotExist) {
+		return &state{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	st := &state{}
+	if err := json.Unmarshal(raw, st); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", s.statePath(), err)
+	}
+	return st, nil
+}
+
+func (s *Stack) saveState(st *state) error {
+	raw, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := s.statePath() + ".tmp"
+	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, s.statePath())
+}

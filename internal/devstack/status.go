@@ -1,0 +1,92 @@
+package devstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// Status prints one line per component: each cluster with what it holds, and
+// the operator. It reports a missing stack instead of failing.
+func (s *Stack) Status(ctx context.Context) error {
+	if _, err := os.Stat(s.statePath()); errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(s.out, "No devstack in %s. Start one with: make devstack\n", s.dir)
+		return nil
+	}
+	st, err := s.loadState()
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMPONENT\tSTATE\tDETAIL")
+	for _, name := range st.Clusters {
+		fmt.Fprintf(tw, "cluster %s\t%s\n", name, s.clusterStatus(ctx, name))
+	}
+	switch op := st.Operator; {
+	case op == nil:
+		fmt.Fprintln(tw, "operator\tnot started\t")
+	case !processAlive(op.PID):
+		fmt.Fprintf(tw, "operator\tstopped\tpid %d is gone; see %s/operator.log\n", op.PID, s.dir)
+	case !healthy(ctx, op.HealthAddr):
+		fmt.Fprintf(tw, "operator\tnot ready\tpid %d, probes on %s\n", op.PID, op.HealthAddr)
+	default:
+		fmt.Fprintf(tw, "operator\tready\tpid %d, metrics on %s\n", op.PID, op.MetricsAddr)
+	}
+	fmt.Fprintf(tw, "kubeconfig\t\t%s\n", s.KubeconfigPath())
+	return tw.Flush()
+}
+
+// clusterStatus renders "<state>\t<detail>" for one cluster.
+func (s *Stack) clusterStatus(ctx context.Context, name string) string {
+	cfg, err := s.clusterConfig(ctx, name)
+	if err != nil {
+		return "unknown\t" + err.Error()
+	}
+	if !reachable(ctx, cfg) {
+		return "down\tapiserver " + cfg.Host + " does not answer"
+	}
+	c, err := s.clusterClient(ctx, name)
+	if err != nil {
+		return "unknown\t" + err.Error()
+	}
+	if name == ManagementCluster {
+		crds := &apiextensionsv1.CustomResourceDefinitionList{}
+		secrets := &corev1.SecretList{}
+		_ = c.List(ctx, crds)
+		_ = c.List(ctx, secrets, client.InNamespace(clustersNamespace), client.MatchingLabels{targetcluster.RegistrationLabel: "true"})
+		anvil := 0
+		for _, d := range crds.Items {
+			if isAnvilGroup(d.Spec.Group) {
+				anvil++
+			}
+		}
+		return fmt.Sprintf("up\t%s, %d Anvil CRDs, %d registered compute cluster(s)", cfg.Host, anvil, len(secrets.Items))
+	}
+	nodes := &corev1.NodeList{}
+	_ = c.List(ctx, nodes)
+	ready := 0
+	for _, n := range nodes.Items {
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+				ready++
+			}
+		}
+	}
+	return fmt.Sprintf("up\t%s, %d/%d nodes Ready", cfg.Host, ready, len(nodes.Items))
+}
+
+func isAnvilGroup(g string) bool {
+	switch g {
+	case "c5c3.io", "nova.openstack.c5c3.io", "ovn.openstack.c5c3.io", "neutron.openstack.c5c3.io":
+		return true
+	}
+	return false
+}
