@@ -22,7 +22,12 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 
-	mgr, err := operator.NewManager(&opts)
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		log.Error(err, "cannot load the management cluster's kubeconfig")
+		os.Exit(1)
+	}
+	mgr, err := operator.NewManager(cfg, &opts)
 	if err != nil {
 		log.Error(err, "cannot start the operator")
 		os.Exit(1)

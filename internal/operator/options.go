@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -84,15 +85,12 @@ func (o *Options) ManagerOptions() ctrl.Options {
 	}
 }
 
-// NewManager builds the manager with its probes. Controllers are added by the
-// caller, so tests can choose which ones run.
-func NewManager(o *Options) (ctrl.Manager, error) {
+// NewManager builds the manager for the management cluster cfg points at,
+// with its probes. Controllers are added by the caller, so tests can choose
+// which ones run.
+func NewManager(cfg *rest.Config, o *Options) (ctrl.Manager, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
-	}
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return nil, fmt.Errorf("loading the management cluster's kubeconfig: %w", err)
 	}
 	mgr, err := ctrl.NewManager(cfg, o.ManagerOptions())
 	if err != nil {
