@@ -206,6 +206,24 @@ func (c *Cluster) AddUser(name string, groups ...string) (*rest.Config, error) {
 	return user.Config(), nil
 }
 
+// StopAPIServer stops the cluster's kube-apiserver and leaves etcd running,
+// which is how an unreachable compute cluster looks to the operator.
+func (c *Cluster) StopAPIServer() error {
+	return c.env.ControlPlane.GetAPIServer().Stop()
+}
+
+// StartAPIServer starts a kube-apiserver stopped by StopAPIServer again, on
+// the same address with the same certificates.
+func (c *Cluster) StartAPIServer() error {
+	return c.env.ControlPlane.GetAPIServer().Start()
+}
+
+// CertDir is where the apiserver keeps its certificates and the key that
+// signs service-account tokens.
+func (c *Cluster) CertDir() string {
+	return c.env.ControlPlane.GetAPIServer().CertDir
+}
+
 // ComputeCluster returns the compute cluster with the given name, or nil.
 func (e *Environment) ComputeCluster(name string) *Cluster {
 	for _, c := range e.Compute {

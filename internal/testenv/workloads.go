@@ -68,6 +68,12 @@ func (c *Cluster) startWorkloads() (*workloads, error) {
 		return nil, err
 	}
 	kc := c.KubeconfigPath
+	// The token controller fills service-account token Secrets, signed with
+	// the key the apiserver verifies; its CA bundle is the serving CA.
+	rootCA := filepath.Join(c.dir, "serving-ca.crt")
+	if err := os.WriteFile(rootCA, c.Config.CAData, 0o600); err != nil {
+		return nil, err
+	}
 	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
@@ -80,6 +86,8 @@ func (c *Cluster) startWorkloads() (*workloads, error) {
 			"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
 			"--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[0]),
 			"--cert-dir=" + filepath.Join(c.dir, "kcm-certs"),
+			"--service-account-private-key-file=" + filepath.Join(c.CertDir(), "sa-signer.key"),
+			"--root-ca-file=" + rootCA,
 			// Tests create and delete quickly; react without the production delays.
 			"--concurrent-daemonset-syncs=5", "--concurrent-job-syncs=5",
 		}},

@@ -7,7 +7,16 @@ import (
 )
 
 // NeutronMetadataAgentSpec is the desired state of a NeutronMetadataAgent.
-type NeutronMetadataAgentSpec struct{}
+//
+// +kubebuilder:validation:XValidation:rule="has(self.targetClusterRef) == has(oldSelf.targetClusterRef)",message="targetClusterRef is immutable"
+type NeutronMetadataAgentSpec struct {
+	// TargetClusterRef places the children on a registered compute cluster.
+	// Absent, they are placed on the management cluster. It cannot be added,
+	// removed or changed after creation, because the children already exist
+	// where it first pointed.
+	// +optional
+	TargetClusterRef *anvilmeta.TargetClusterRef `json:"targetClusterRef,omitempty"`
+}
 
 // NeutronMetadataAgentStatus is the observed state of a NeutronMetadataAgent.
 type NeutronMetadataAgentStatus struct {
@@ -46,3 +55,18 @@ type NeutronMetadataAgentList struct {
 func init() {
 	knownTypes = append(knownTypes, &NeutronMetadataAgent{}, &NeutronMetadataAgentList{})
 }
+
+// TargetClusterName returns the name of the compute cluster that receives
+// the children, or "" when they stay on the management cluster.
+func (o *NeutronMetadataAgent) TargetClusterName() string {
+	if o.Spec.TargetClusterRef == nil {
+		return ""
+	}
+	return o.Spec.TargetClusterRef.Name
+}
+
+// GetConditions returns the status conditions.
+func (o *NeutronMetadataAgent) GetConditions() []metav1.Condition { return o.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (o *NeutronMetadataAgent) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }

@@ -7,7 +7,16 @@ import (
 )
 
 // NovaComputeSpec is the desired state of a NovaCompute.
-type NovaComputeSpec struct{}
+//
+// +kubebuilder:validation:XValidation:rule="has(self.targetClusterRef) == has(oldSelf.targetClusterRef)",message="targetClusterRef is immutable"
+type NovaComputeSpec struct {
+	// TargetClusterRef places the children on a registered compute cluster.
+	// Absent, they are placed on the management cluster. It cannot be added,
+	// removed or changed after creation, because the children already exist
+	// where it first pointed.
+	// +optional
+	TargetClusterRef *anvilmeta.TargetClusterRef `json:"targetClusterRef,omitempty"`
+}
 
 // NovaComputeStatus is the observed state of a NovaCompute.
 type NovaComputeStatus struct {
@@ -46,3 +55,18 @@ type NovaComputeList struct {
 func init() {
 	knownTypes = append(knownTypes, &NovaCompute{}, &NovaComputeList{})
 }
+
+// TargetClusterName returns the name of the compute cluster that receives
+// the children, or "" when they stay on the management cluster.
+func (o *NovaCompute) TargetClusterName() string {
+	if o.Spec.TargetClusterRef == nil {
+		return ""
+	}
+	return o.Spec.TargetClusterRef.Name
+}
+
+// GetConditions returns the status conditions.
+func (o *NovaCompute) GetConditions() []metav1.Condition { return o.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (o *NovaCompute) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }

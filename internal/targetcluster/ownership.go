@@ -1,0 +1,193 @@
+package targetcluster
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// Ownership labels of a remote child. An ownerReference cannot point across
+// clusters, so these three labels say who owns an object on a compute
+// cluster.
+const (
+	OwnerKindLabel      = "openstack.c5c3.io/owner-kind"
+	OwnerNameLabel      = "openstack.c5c3.io/owner-name"
+	OwnerNamespaceLabel = "openstack.c5c3.io/owner-namespace"
+)
+
+// maxOwnerNameLength is the longest owner name a label value can hold.
+const maxOwnerNameLength = 63
+
+// NotOwnedError is returned when an object exists under the name a child
+// needs but its owner does not control it. Anvil never takes it over.
+type NotOwnedError struct {
+	Kind, Namespace, Name string
+}
+
+func (e *NotOwnedError) Error() string {
+	return fmt.Sprintf("%s %s/%s exists and is not owned by Anvil; it is left untouched", e.Kind, e.Namespace, e.Name)
+}
+
+// OwnerLabels returns the ownership labels that mark a remote child of
+// owner.
+func OwnerLabels(owner client.Object, scheme *runtime.Scheme) (map[string]string, error) {
+	gvk, err := apiutil.GVKForObject(owner, scheme)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{
+		OwnerKindLabel:      gvk.Kind,
+		OwnerNameLabel:      owner.GetName(),
+		OwnerNamespaceLabel: owner.GetNamespace(),
+	}, nil
+}
+
+// ownerKeyFromLabels reads the owner a child's labels name, if they name one
+// of ownerKind in the child's own namespace.
+func ownerKeyFromLabels(labels map[string]string, ownerKind, childNamespace string) (types.NamespacedName, bool) {
+	if labels[OwnerKindLabel] != ownerKind {
+		return types.NamespacedName{}, false
+	}
+	key := types.NamespacedName{Namespace: labels[OwnerNamespaceLabel], Name: labels[OwnerNameLabel]}
+	if key.Name == "" || key.Namespace == "" || key.Namespace != childNamespace {
+		return types.NamespacedName{}, false
+	}
+	return key, true
+}
+
+// Controls tells whether owner controls obj: obj carries a controller
+// reference to owner, or all three ownership labels name it.
+func Controls(owner, obj client.Object, scheme *runtime.Scheme) bool {
+	gvk, err := apiutil.GVKForObject(owner, scheme)
+	if err != nil {
+		return false
+	}
+	if ref := metav1.GetControllerOf(obj); ref != nil && refersTo(*ref, gvk, owner.GetName()) {
+		return true
+	}
+	l := obj.GetLabels()
+	return l[OwnerKindLabel] == gvk.Kind && l[OwnerNameLabel] == owner.GetName() && l[OwnerNamespaceLabel] == owner.GetNamespace()
+}
+
+// refersTo compares by group, kind and name rather than UID: a reference
+// written on another cluster carries a UID this cluster never issued.
+func refersTo(ref metav1.OwnerReference, gvk schema.GroupVersionKind, name string) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == gvk.Group && ref.Kind == gvk.Kind && ref.Name == name
+}
+
+// ClaimRemote prepares obj, the desired state of a remote child, for a
+// write. live is the object as it exists on the compute cluster, or nil. It
+// refuses an owner whose name cannot be a label value and a live object
+// owner does not control. It merges the ownership labels into obj's
+// top-level labels and drops a controller reference to owner, which cannot
+// resolve across clusters.
+func ClaimRemote(owner, obj, live client.Object, scheme *runtime.Scheme) error {
+	if len(owner.GetName()) > maxOwnerNameLength {
+		return fmt.Errorf("owner name %q is longer than %d characters and cannot be recorded in a label", owner.GetName(), maxOwnerNameLength)
+	}
+	if live != nil && !Controls(owner, live, scheme) {
+		gvk, _ := apiutil.GVKForObject(live, scheme)
+		return &NotOwnedError{Kind: gvk.Kind, Namespace: live.GetNamespace(), Name: live.GetName()}
+	}
+	labels, err := OwnerLabels(owner, scheme)
+	if err != nil {
+		return err
+	}
+	merged := obj.GetLabels()
+	if merged == nil {
+		merged = map[string]string{}
+	}
+	for k, v := range labels {
+		merged[k] = v
+	}
+	obj.SetLabels(merged)
+	gvk, _ := apiutil.GVKForObject(owner, scheme)
+	refs := obj.GetOwnerReferences()[:0]
+	for _, ref := range obj.GetOwnerReferences() {
+		if !(ref.Controller != nil && *ref.Controller && refersTo(ref, gvk, owner.GetName())) {
+			refs = append(refs, ref)
+		}
+	}
+	obj.SetOwnerReferences(refs)
+	return nil
+}
+
+// ClaimLocal prepares obj, a child on the management cluster, for a write:
+// it refuses a live object owner does not control and sets the controller
+// reference.
+func ClaimLocal(owner, obj, live client.Object, scheme *runtime.Scheme) error {
+	if live != nil && !Controls(owner, live, scheme) {
+		gvk, _ := apiutil.GVKForObject(live, scheme)
+		return &NotOwnedError{Kind: gvk.Kind, Namespace: live.GetNamespace(), Name: live.GetName()}
+	}
+	return controllerutil.SetControllerReference(owner, obj, scheme)
+}
+
+// CreateOrUpdateRemote writes a remote child of owner through remote: it
+// reads the live object with the uncached reader, refuses one owner does not
+// control, applies mutate, claims the object and creates or updates it. It
+// returns whether anything was written.
+func CreateOrUpdateRemote(ctx context.Context, remote *Remote, scheme *runtime.Scheme, owner, obj client.Object, mutate func() error) (controllerutil.OperationResult, error) {
+	key := client.ObjectKeyFromObject(obj)
+	live := obj.DeepCopyObject().(client.Object)
+	if err := remote.Reader.Get(ctx, key, live); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return controllerutil.OperationResultNone, err
+		}
+		if err := mutate(); err != nil {
+			return controllerutil.OperationResultNone, err
+		}
+		if err := ClaimRemote(owner, obj, nil, scheme); err != nil {
+			return controllerutil.OperationResultNone, err
+		}
+		if err := remote.Client.Create(ctx, obj); err != nil {
+			return controllerutil.OperationResultNone, err
+		}
+		return controllerutil.OperationResultCreated, nil
+	}
+	if !Controls(owner, live, scheme) {
+		gvk, _ := apiutil.GVKForObject(live, scheme)
+		return controllerutil.OperationResultNone, &NotOwnedError{Kind: gvk.Kind, Namespace: live.GetNamespace(), Name: live.GetName()}
+	}
+	before := live.DeepCopyObject()
+	// Mutate the live copy, so fields the owner does not set survive.
+	if err := copyInto(live, obj); err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	if err := mutate(); err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	if err := ClaimRemote(owner, obj, live, scheme); err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	if equalObjects(before, obj) {
+		return controllerutil.OperationResultNone, nil
+	}
+	if err := remote.Client.Update(ctx, obj); err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	return controllerutil.OperationResultUpdated, nil
+}
+
+// copyInto overwrites dst with src; both are pointers to the same type.
+func copyInto(src, dst client.Object) error {
+	sv, dv := reflect.ValueOf(src), reflect.ValueOf(dst)
+	if sv.Type() != dv.Type() || sv.Kind() != reflect.Pointer {
+		return fmt.Errorf("cannot copy %T into %T", src, dst)
+	}
+	dv.Elem().Set(sv.Elem())
+	return nil
+}
+
+func equalObjects(a, b runtime.Object) bool { return equality.Semantic.DeepEqual(a, b) }

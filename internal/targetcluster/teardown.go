@@ -1,0 +1,177 @@
+package targetcluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// RemoteChildrenFinalizer holds an owner until its children on the compute
+// cluster are deleted, or abandoned once the cluster has been gone long
+// enough.
+const RemoteChildrenFinalizer = "openstack.c5c3.io/remote-children"
+
+// ReasonRemoteChildrenAbandoned is the Warning event recorded when the
+// finalizer is released without a sweep.
+const ReasonRemoteChildrenAbandoned = "RemoteChildrenAbandoned"
+
+// Teardown timings.
+const (
+	// DefaultAbandonAfter is how long a deleting owner waits for its
+	// cluster to come back before it leaves the children behind.
+	DefaultAbandonAfter = 5 * time.Minute
+	// UnavailableRequeue is the flat poll interval while a cluster does not
+	// resolve.
+	UnavailableRequeue = 15 * time.Second
+	// sweepPageSize bounds one list call of the sweep.
+	sweepPageSize = 500
+)
+
+// Teardown removes an owner's remote children when the owner is deleted.
+type Teardown struct {
+	// Registry resolves the owner's cluster.
+	Registry *Registry
+	// Scheme maps the owner to its kind.
+	Scheme *runtime.Scheme
+	// Recorder records RemoteChildrenAbandoned on the owner.
+	Recorder record.EventRecorder
+	// Clock is injectable so tests need not wait for the abandon window.
+	Clock clock.PassiveClock
+	// AbandonAfter defaults to DefaultAbandonAfter.
+	AbandonAfter time.Duration
+
+	mu sync.Mutex
+	// firstFailure records, per cluster, when this process first failed to
+	// resolve it during a teardown. It is cleared on success and lost on a
+	// restart, which only ever extends the wait.
+	firstFailure map[string]time.Time
+}
+
+// TeardownResult says what the caller does next.
+type TeardownResult struct {
+	// Release means the caller removes RemoteChildrenFinalizer now.
+	Release bool
+	// RequeueAfter is set while the cluster does not resolve.
+	RequeueAfter time.Duration
+	// Unavailable is the resolve error to report on the first condition
+	// while waiting; nil otherwise.
+	Unavailable error
+}
+
+// Run is called for a deleting owner that still holds the finalizer. It
+// sweeps the children of the given kinds when the cluster resolves; when it
+// does not, it waits until both the owner has been deleting and the cluster
+// has been failing for the abandon window, then releases with a Warning.
+func (t *Teardown) Run(ctx context.Context, owner Targeted, childKinds []schema.GroupVersionKind) (TeardownResult, error) {
+	cluster := owner.TargetClusterName()
+	remote, err := t.Registry.Resolve(cluster)
+	if err == nil {
+		t.clearFailure(cluster)
+		if err := Sweep(ctx, remote, t.Scheme, owner, childKinds); err != nil {
+			return TeardownResult{}, err
+		}
+		return TeardownResult{Release: true}, nil
+	}
+	now := t.clock().Now()
+	since := t.recordFailure(cluster, now)
+	window := t.AbandonAfter
+	if window == 0 {
+		window = DefaultAbandonAfter
+	}
+	deleting := owner.GetDeletionTimestamp()
+	if deleting != nil && now.Sub(deleting.Time) >= window && now.Sub(since) >= window {
+		kind := "object"
+		if labels, err := OwnerLabels(owner, t.Scheme); err == nil {
+			kind = labels[OwnerKindLabel]
+		}
+		t.Recorder.Eventf(owner, corev1.EventTypeWarning, ReasonRemoteChildrenAbandoned,
+			"Target cluster %s is still unavailable; releasing the remote-children finalizer without deleting the objects on it labelled as owned by this %s", cluster, kind)
+		return TeardownResult{Release: true}, nil
+	}
+	return TeardownResult{RequeueAfter: UnavailableRequeue, Unavailable: err}, nil
+}
+
+func (t *Teardown) clock() clock.PassiveClock {
+	if t.Clock == nil {
+		return clock.RealClock{}
+	}
+	return t.Clock
+}
+
+func (t *Teardown) recordFailure(cluster string, now time.Time) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.firstFailure == nil {
+		t.firstFailure = map[string]time.Time{}
+	}
+	if first, ok := t.firstFailure[cluster]; ok {
+		return first
+	}
+	t.firstFailure[cluster] = now
+	return now
+}
+
+func (t *Teardown) clearFailure(cluster string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.firstFailure, cluster)
+}
+
+// Sweep deletes, in owner's namespace on the remote cluster, every object of
+// the given kinds that owner controls. It lists metadata only, in pages, and
+// decides ownership per object rather than by a label selector, so that an
+// object with a stale controller reference is found as well. A kind the
+// cluster does not serve is skipped. It does not wait for the deletions.
+func Sweep(ctx context.Context, remote *Remote, scheme *runtime.Scheme, owner client.Object, kinds []schema.GroupVersionKind) error {
+	for _, gvk := range kinds {
+		if err := sweepKind(ctx, remote, scheme, owner, gvk); err != nil {
+			return fmt.Errorf("sweeping %s: %w", gvk.Kind, err)
+		}
+	}
+	return nil
+}
+
+func sweepKind(ctx context.Context, remote *Remote, scheme *runtime.Scheme, owner client.Object, gvk schema.GroupVersionKind) error {
+	rescanned := false
+	cont := ""
+	for {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		err := remote.Reader.List(ctx, list, client.InNamespace(owner.GetNamespace()), client.Limit(sweepPageSize), client.Continue(cont))
+		switch {
+		case meta.IsNoMatchError(err):
+			return nil
+		case apierrors.IsResourceExpired(err) && !rescanned:
+			// The continue token outlived the server's compaction; start over
+			// once. Objects already deleted are simply not listed again.
+			rescanned, cont = true, ""
+			continue
+		case err != nil:
+			return err
+		}
+		for i := range list.Items {
+			item := &list.Items[i]
+			item.SetGroupVersionKind(gvk)
+			if !Controls(owner, item, scheme) {
+				continue
+			}
+			if err := remote.Client.Delete(ctx, item, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+		}
+		if cont = list.GetContinue(); cont == "" {
+			return nil
+		}
+	}
+}
