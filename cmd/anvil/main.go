@@ -35,6 +35,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDevstackCommand())
+	root.AddCommand(newDevstackCommand(), newClusterCommand())
 	return root
 }

@@ -115,7 +115,7 @@ func ClaimRemote(owner, obj, live client.Object, scheme *runtime.Scheme) error {
 	gvk, _ := apiutil.GVKForObject(owner, scheme)
 	refs := obj.GetOwnerReferences()[:0]
 	for _, ref := range obj.GetOwnerReferences() {
-		if !(ref.Controller != nil && *ref.Controller && refersTo(ref, gvk, owner.GetName())) {
+		if ref.Controller == nil || !*ref.Controller || !refersTo(ref, gvk, owner.GetName()) {
 			refs = append(refs, ref)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -154,7 +154,7 @@ func TestTeardownAbandonsOnlyAfterBothWindows(t *testing.T) {
 	s := testScheme(t)
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(start)
-	recorder := record.NewFakeRecorder(10)
+	recorder := events.NewFakeRecorder(10)
 	td := &Teardown{
 		Registry: &Registry{opts: Options{Namespace: "c5c3-clusters"}, clusters: map[string]*engagement{}, pending: map[string]string{}},
 		Scheme:   s, Recorder: recorder, Clock: clk,

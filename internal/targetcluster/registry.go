@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -66,7 +66,7 @@ type Options struct {
 type Registry struct {
 	opts     Options
 	mgmt     client.Client
-	recorder record.EventRecorder
+	recorder events.EventRecorder
 	log      logr.Logger
 
 	// started is closed once the manager has given the registry its
@@ -113,7 +113,7 @@ func New(mgr ctrl.Manager, opts Options) *Registry {
 	return &Registry{
 		opts:     opts,
 		mgmt:     mgr.GetClient(),
-		recorder: mgr.GetEventRecorderFor("targetcluster-registry"),
+		recorder: mgr.GetEventRecorder("targetcluster-registry"),
 		log:      mgr.GetLogger().WithName("targetcluster"),
 		started:  make(chan struct{}),
 		clusters: map[string]*engagement{},
@@ -172,7 +172,7 @@ func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	case <-ctx.Done():
 		return ctrl.Result{}, ctx.Err()
 	}
-	log := r.log.WithValues("secret", req.NamespacedName.String(), "cluster", req.Name)
+	log := r.log.WithValues("secret", req.String(), "cluster", req.Name)
 	secret := &corev1.Secret{}
 	if err := r.mgmt.Get(ctx, req.NamespacedName, secret); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -195,7 +195,7 @@ func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		}
 		refusalsTotal.WithLabelValues(reason).Inc()
 		log.Info("refusing the registration Secret", "reason", reason, "detail", err.Error())
-		r.recorder.Eventf(secret, corev1.EventTypeWarning, ReasonRegistrationRefused,
+		r.recorder.Eventf(secret, nil, corev1.EventTypeWarning, ReasonRegistrationRefused, "Register",
 			"Anvil does not use this registration: %s", err.Error())
 		r.disengage(req.Name, "its registration Secret was refused ("+err.Error()+")")
 		// Only an edit of the Secret can fix it, and that triggers a new pass.
@@ -216,7 +216,7 @@ func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	r.swap(e)
 	engagementsTotal.Inc()
 	log.Info("engaged the cluster")
-	r.recorder.Eventf(secret, corev1.EventTypeNormal, ReasonClusterEngaged, "Anvil reaches cluster %s through this registration", req.Name)
+	r.recorder.Eventf(secret, nil, corev1.EventTypeNormal, ReasonClusterEngaged, "Register", "Anvil reaches cluster %s through this registration", req.Name)
 	r.notify(req.Name)
 	return ctrl.Result{}, nil
 }

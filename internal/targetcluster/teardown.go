@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -45,7 +45,7 @@ type Teardown struct {
 	// Scheme maps the owner to its kind.
 	Scheme *runtime.Scheme
 	// Recorder records RemoteChildrenAbandoned on the owner.
-	Recorder record.EventRecorder
+	Recorder events.EventRecorder
 	// Clock is injectable so tests need not wait for the abandon window.
 	Clock clock.PassiveClock
 	// AbandonAfter defaults to DefaultAbandonAfter.
@@ -95,7 +95,7 @@ func (t *Teardown) Run(ctx context.Context, owner Targeted, childKinds []schema.
 		if labels, err := OwnerLabels(owner, t.Scheme); err == nil {
 			kind = labels[OwnerKindLabel]
 		}
-		t.Recorder.Eventf(owner, corev1.EventTypeWarning, ReasonRemoteChildrenAbandoned,
+		t.Recorder.Eventf(owner, nil, corev1.EventTypeWarning, ReasonRemoteChildrenAbandoned, "Delete",
 			"Target cluster %s is still unavailable; releasing the remote-children finalizer without deleting the objects on it labelled as owned by this %s", cluster, kind)
 		return TeardownResult{Release: true}, nil
 	}

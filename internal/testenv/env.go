@@ -141,7 +141,20 @@ func (e *Environment) startCluster(name, binDir string, crds []*apiextensionsv1.
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
+	// A fixed certificate directory, instead of envtest's temporary one,
+	// survives StopAPIServer, so a restarted apiserver keeps its port, its
+	// serving CA and its users, exactly as a real cluster coming back would.
+	certDir := filepath.Join(dir, "apiserver")
+	if err := os.MkdirAll(certDir, 0o700); err != nil {
+		return nil, err
+	}
+	apiServer := &envtest.APIServer{CertDir: certDir}
+	// kube-apiserver waits up to its request timeout for open watches when
+	// it shuts down, and every test keeps watches open; 60s per stop would
+	// dominate the suite. Test requests finish in milliseconds.
+	apiServer.Configure().Set("request-timeout", "5s")
 	env := &envtest.Environment{
+		ControlPlane:             envtest.ControlPlane{APIServer: apiServer},
 		BinaryAssetsDirectory:    binDir,
 		CRDs:                     crds,
 		ErrorIfCRDPathMissing:    true,

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/anvil/anvil/internal/kubeconfig"
+	"github.com/anvil/anvil/internal/targetcluster"
+	"github.com/anvil/anvil/internal/testenv"
+)
+
+var env *testenv.Environment
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Run(m, testenv.Options{ComputeClusters: 1}, &env))
+}
+
+// adminKubeconfig writes a kubeconfig with the contexts "mgmt" and
+// "compute-a", as an administrator of both clusters would have.
+func adminKubeconfig(t *testing.T, e *testenv.Environment) string {
+	t.Helper()
+	var entries []kubeconfig.Entry
+	for _, c := range []*testenv.Cluster{e.Management, e.ComputeCluster("compute-a")} {
+		kc, err := clientcmd.LoadFromFile(c.KubeconfigPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, kubeconfig.Entry{Context: c.Name, Config: kc})
+	}
+	merged, err := kubeconfig.Merge(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*merged, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// tokenOf reads the chart's ServiceAccount token from the compute cluster.
+func tokenOf(ctx context.Context, t *testing.T, c *testenv.Cluster) string {
+	t.Helper()
+	s := &corev1.Secret{}
+	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: "c5c3-access", Name: "target-cluster-access-token"}, s); err != nil {
+		t.Fatal(err)
+	}
+	return string(s.Data[corev1.ServiceAccountTokenKey])
+}
+
+// The access chart on a compute cluster plus `anvil cluster register` give
+// a registration Secret the registry engages, scoped to the chart's
+// namespaces and limited to the chart's permissions.
+func TestIntegrationClusterRegisterProducesAWorkingRegistration(t *testing.T) {
+	e := testenv.Require(t, env)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	compute := e.ComputeCluster("compute-a")
+
+	// The token controller runs in kube-controller-manager; it fills the
+	// chart's token Secret the way it would on a real cluster.
+	if err := compute.StartWorkloads(ctx); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := testenv.RenderChart("charts/target-cluster-access", "target-cluster-access", "c5c3-access",
+		"--set", "namespaces={openstack}", "--set", "privilegedNamespaces={openstack}", "--set", "createNamespaces=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := compute.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "c5c3-access"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := compute.Apply(ctx, objs); err != nil {
+		t.Fatal(err)
+	}
+	kc := adminKubeconfig(t, e)
+	register := func(name string) (string, error) {
+		return runAnvil(t, "cluster", "register", "--kubeconfig", kc, "--context", "compute-a",
+			"--management-context", "mgmt", "--name", name, "--namespaces", "openstack")
+	}
+
+	out, err := register("edge-1")
+	if err != nil {
+		t.Fatalf("register: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "c5c3-clusters/edge-1 created") {
+		t.Errorf("output = %q", out)
+	}
+	token := tokenOf(ctx, t, compute)
+	if token == "" || strings.Contains(out, token) {
+		t.Fatalf("the token is empty or was printed")
+	}
+	secret := &corev1.Secret{}
+	if err := e.Management.Client.Get(ctx, client.ObjectKey{Namespace: e.ClustersNamespace, Name: "edge-1"}, secret); err != nil {
+		t.Fatal(err)
+	}
+	if secret.Labels[targetcluster.RegistrationLabel] != "true" || string(secret.Data[targetcluster.NamespacesKey]) != "openstack" {
+		t.Errorf("registration Secret labels %v, namespaces %q", secret.Labels, secret.Data[targetcluster.NamespacesKey])
+	}
+
+	// Running it again changes nothing.
+	if out, err := register("edge-1"); err != nil || !strings.Contains(out, "unchanged") {
+		t.Errorf("second run: %q, %v", out, err)
+	}
+
+	// It never overwrites a Secret that is not a registration.
+	taken := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "taken", Namespace: e.ClustersNamespace},
+		Data:       map[string][]byte{"kubeconfig": []byte("someone else's")},
+	}
+	if err := e.Management.Client.Create(ctx, taken); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := register("taken"); err == nil || !strings.Contains(err.Error(), "taken") || strings.Contains(out+err.Error(), token) {
+		t.Errorf("registering over an unlabelled Secret: %q, %v", out, err)
+	}
+	if err := e.Management.Client.Get(ctx, client.ObjectKeyFromObject(taken), taken); err != nil || string(taken.Data["kubeconfig"]) != "someone else's" {
+		t.Errorf("the unlabelled Secret was changed: %v", err)
+	}
+
+	// The registry engages the Secret; the credential works inside the
+	// chart's namespaces and nowhere else.
+	remote := engage(ctx, t, e, "edge-1")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "written-by-anvil", Namespace: testenv.WorkloadNamespace}}
+	if err := remote.Client.Create(ctx, cm); err != nil {
+		t.Errorf("writing into openstack with the registered credential: %v", err)
+	}
+	if err := remote.Reader.List(ctx, &corev1.SecretList{}, client.InNamespace("kube-system")); !apierrors.IsForbidden(err) {
+		t.Errorf("listing Secrets in kube-system: err = %v, want Forbidden", err)
+	}
+	if err := remote.Client.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "x"}, &corev1.ConfigMap{}); err == nil ||
+		!strings.Contains(err.Error(), "unknown namespace for the cache") {
+		t.Errorf("a cached read outside the scope: err = %v", err)
+	}
+}
+
+// engage runs a registry against the management cluster until the named
+// registration resolves.
+func engage(ctx context.Context, t *testing.T, e *testenv.Environment, name string) *targetcluster.Remote {
+	t.Helper()
+	skip := true
+	mgr, err := ctrl.NewManager(e.Management.Config, ctrl.Options{
+		Scheme:                 e.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: &skip},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := targetcluster.New(mgr, targetcluster.Options{Namespace: e.ClustersNamespace})
+	if err := reg.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	mgrCtx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	go func() { _ = mgr.Start(mgrCtx) }()
+	var remote *targetcluster.Remote
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		remote, err = reg.Resolve(name)
+		return err == nil, nil
+	})
+	if err != nil {
+		_, why := reg.Resolve(name)
+		t.Fatalf("the registry never engaged %s: %v", name, why)
+	}
+	return remote
+}
