@@ -32,6 +32,10 @@ func main() {
 		log.Error(err, "cannot start the operator")
 		os.Exit(1)
 	}
+	if _, err := operator.Setup(mgr, &opts); err != nil {
+		log.Error(err, "cannot set up the operator")
+		os.Exit(1)
+	}
 	log.Info("starting the manager", "clustersNamespace", opts.ClustersNamespace)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "the manager stopped with an error")

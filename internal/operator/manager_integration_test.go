@@ -48,6 +48,9 @@ func TestIntegrationManagerServesProbesAndElectsALeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := operator.Setup(mgr, opts); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // DefaultClustersNamespace is where registration Secrets of compute clusters
@@ -103,4 +105,15 @@ func NewManager(cfg *rest.Config, o *Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("adding the readiness probe: %w", err)
 	}
 	return mgr, nil
+}
+
+// Setup adds what every controller builds on to mgr: today the registry of
+// compute clusters. It returns the registry for controllers to resolve
+// targetClusterRef through.
+func Setup(mgr ctrl.Manager, o *Options) (*targetcluster.Registry, error) {
+	reg := targetcluster.New(mgr, targetcluster.Options{Namespace: o.ClustersNamespace})
+	if err := reg.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the target-cluster registry: %w", err)
+	}
+	return reg, nil
 }

@@ -55,8 +55,11 @@ for crd in controlplanes.c5c3.io novas.nova.openstack.c5c3.io novacomputes.nova.
 done
 pass "the management cluster lists the six kinds"
 
-"${kubectl[@]}" --context anvil-mgmt explain novacompute.status.conditions | grep -q "FIELD: conditions" \
-  || fail "kubectl explain novacompute.status.conditions does not work"
+# Capture first: `grep -q` would close the pipe early and, under pipefail,
+# turn kubectl's SIGPIPE into a failure.
+explained="$("${kubectl[@]}" --context anvil-mgmt explain novacompute.status.conditions)" \
+  || fail "kubectl explain novacompute.status.conditions failed"
+grep -q "FIELD: conditions" <<<"$explained" || fail "kubectl explain does not describe status.conditions"
 pass "kubectl explain novacompute.status.conditions works"
 
 for cluster in compute-a compute-b; do
@@ -65,6 +68,19 @@ for cluster in compute-a compute-b; do
   [[ "$label" == "true" ]] || fail "registration Secret $cluster lacks its label"
 done
 pass "both compute clusters are registered"
+
+# The operator's registry engages each registration and says so on the Secret.
+for cluster in compute-a compute-b; do
+  engaged=""
+  for _ in $(seq 1 60); do
+    engaged="$("${kubectl[@]}" --context anvil-mgmt -n c5c3-clusters get events \
+      --field-selector "reason=ClusterEngaged,involvedObject.name=$cluster" -o name)"
+    [[ -n "$engaged" ]] && break
+    sleep 1
+  done
+  [[ -n "$engaged" ]] || fail "the operator did not engage $cluster"
+done
+pass "the operator engaged both compute clusters"
 
 for cluster in mgmt compute-a compute-b; do
   "${kubectl[@]}" --context "anvil-$cluster" get namespace openstack >/dev/null || fail "$cluster lacks namespace openstack"
