@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/anvil/anvil/internal/netutil"
 )
 
 // startOperator builds the operator and runs it in the background against
@@ -45,7 +46,7 @@ func (s *Stack) startOperator(ctx context.Context, st *state) (string, error) {
 	}
 	st.Operator = nil
 
-	ports, err := freePorts(2)
+	ports, err := netutil.FreeLoopbackPorts(2)
 	if err != nil {
 		return "", err
 	}
@@ -160,26 +161,6 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// freePorts asks the kernel for n distinct free loopback ports.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // indent prefixes every line a subprocess prints, so its output nests under

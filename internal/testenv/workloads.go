@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/anvil/anvil/internal/netutil"
 )
 
 // FakeNodeAnnotation marks the Nodes the test kwok manages. Nodes without it
@@ -74,7 +75,7 @@ func (c *Cluster) startWorkloads() (*workloads, error) {
 	if err := os.WriteFile(rootCA, c.Config.CAData, 0o600); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(3)
+	ports, err := netutil.FreeLoopbackPorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -206,24 +207,4 @@ func (w *workloads) stop() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// freePorts asks the kernel for n distinct free TCP ports on loopback.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	listeners := make([]net.Listener, 0, n)
-	defer func() {
-		for _, l := range listeners {
-			_ = l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
