@@ -27,6 +27,10 @@ all: build
 tools: ## Build the pinned tools into bin/ (no-op when the stamp matches).
 	hack/tools/build.sh
 
+.PHONY: deps
+deps: ## Install the Debian packages tests use (python3-nova for oslo-config-validator).
+	hack/install-debian-deps.sh
+
 ##@ Code generation
 
 .PHONY: generate
@@ -38,7 +42,7 @@ generate: ## Generate deepcopy functions for the API types.
 manifests: ## Generate CRDs under config/crd and RBAC under config/rbac.
 	@test -x $(CONTROLLER_GEN) || hack/tools/build.sh
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=anvil-operator paths=./internal/... paths=./cmd/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=anvil-operator webhook paths=./internal/... paths=./cmd/... output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
 
 .PHONY: verify
 verify: ## Fail when generated files are out of date.
@@ -58,14 +62,14 @@ build: generate ## Build the operator and the CLI into bin/.
 ##@ Test
 
 .PHONY: test
-test: tools verify lint test-unit test-integration test-e2e ## Every test, from scratch: tools, generated files, lint, unit, integration, e2e.
+test: tools deps verify lint test-unit test-integration test-e2e ## Every test, from scratch: tools, generated files, lint, unit, integration, e2e.
 
 .PHONY: test-unit
 test-unit: ## Unit tests: pure functions, no processes.
 	go test -short -count=1 ./...
 
 .PHONY: test-integration
-test-integration: tools ## Integration tests on real kube-apiservers.
+test-integration: tools deps ## Integration tests on real kube-apiservers and real oslo.config.
 	go test -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -run 'Integration' ./...
 
 .PHONY: test-e2e

@@ -10,6 +10,10 @@ const (
 
 // Reasons shared by every kind.
 const (
+	// ReconcilingReason is set while a condition has no verdict yet, for
+	// example on the first pass after creation.
+	ReconcilingReason = "Reconciling"
+
 	// TargetClusterUnavailableReason marks the first gate condition of an
 	// object whose targetClusterRef names a compute cluster that Anvil cannot
 	// reach or does not know.

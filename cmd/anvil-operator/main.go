@@ -22,6 +22,7 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 
+	ctx := ctrl.SetupSignalHandler()
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		log.Error(err, "cannot load the management cluster's kubeconfig")
@@ -32,12 +33,12 @@ func main() {
 		log.Error(err, "cannot start the operator")
 		os.Exit(1)
 	}
-	if _, err := operator.Setup(mgr, &opts); err != nil {
+	if _, err := operator.Setup(ctx, mgr, &opts); err != nil {
 		log.Error(err, "cannot set up the operator")
 		os.Exit(1)
 	}
-	log.Info("starting the manager", "clustersNamespace", opts.ClustersNamespace)
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+	log.Info("starting the manager", "clustersNamespace", opts.ClustersNamespace, "webhooks", opts.EnableWebhooks)
+	if err := mgr.Start(ctx); err != nil {
 		log.Error(err, "the manager stopped with an error")
 		os.Exit(1)
 	}

@@ -66,6 +66,9 @@ func (s *Stack) startOperator(ctx context.Context, st *state) (string, error) {
 		"--metrics-bind-address="+op.MetricsAddr,
 		"--health-probe-bind-address="+op.HealthAddr,
 		"--clusters-namespace="+clustersNamespace,
+		// The devstack does not serve webhooks yet: its clusters would need
+		// a serving certificate they trust. The CRD schema's rules apply.
+		"--enable-webhooks=false",
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// A session of its own, so the operator outlives this command and a

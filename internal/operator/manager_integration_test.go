@@ -43,12 +43,15 @@ func TestIntegrationManagerServesProbesAndElectsALeader(t *testing.T) {
 		LeaderElect:             true,
 		LeaderElectionNamespace: testenv.WorkloadNamespace,
 		ClustersNamespace:       operator.DefaultClustersNamespace,
+		EnableWebhooks:          true,
+		WebhookPort:             e.Management.WebhookServerOptions().Port,
+		WebhookCertDir:          e.Management.WebhookServerOptions().CertDir,
 	}
 	mgr, err := operator.NewManager(e.Management.Config, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := operator.Setup(mgr, opts); err != nil {
+	if _, err := operator.Setup(context.Background(), mgr, opts); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,8 +12,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/anvil/anvil/internal/controller/nova"
 	"github.com/anvil/anvil/internal/targetcluster"
+	anvilwebhook "github.com/anvil/anvil/internal/webhook"
 )
 
 // DefaultClustersNamespace is where registration Secrets of compute clusters
@@ -36,6 +40,13 @@ type Options struct {
 	// ClustersNamespace holds the registration Secrets of compute clusters.
 	// Empty turns multi-cluster support off.
 	ClustersNamespace string
+	// EnableWebhooks serves the admission webhooks. Without them only the
+	// CRD schema's rules apply.
+	EnableWebhooks bool
+	// WebhookCertDir holds tls.crt and tls.key for the webhook server.
+	WebhookCertDir string
+	// WebhookPort is the webhook server's port.
+	WebhookPort int
 }
 
 // BindFlags registers the options on a flag set with their defaults.
@@ -50,6 +61,11 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Namespace of the leader-election Lease; defaults to the pod's namespace inside a cluster.")
 	fs.StringVar(&o.ClustersNamespace, "clusters-namespace", DefaultClustersNamespace,
 		"Namespace of the compute-cluster registration Secrets; empty disables compute clusters.")
+	fs.BoolVar(&o.EnableWebhooks, "enable-webhooks", true,
+		"Serve the admission webhooks; without them only the CRD schema's rules apply.")
+	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "",
+		"Directory with tls.crt and tls.key for the webhook server (default: controller-runtime's).")
+	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "Port of the webhook server.")
 }
 
 // Validate reports settings that cannot work, naming the flag.
@@ -84,6 +100,7 @@ func (o *Options) ManagerOptions() ctrl.Options {
 		// its in-flight passes, so two replicas never write at the same time.
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         cache.Options{},
+		WebhookServer:                 webhook.NewServer(webhook.Options{Port: o.WebhookPort, CertDir: o.WebhookCertDir}),
 	}
 }
 
@@ -107,13 +124,21 @@ func NewManager(cfg *rest.Config, o *Options) (ctrl.Manager, error) {
 	return mgr, nil
 }
 
-// Setup adds what every controller builds on to mgr: today the registry of
-// compute clusters. It returns the registry for controllers to resolve
-// targetClusterRef through.
-func Setup(mgr ctrl.Manager, o *Options) (*targetcluster.Registry, error) {
+// Setup adds the registry of compute clusters, every controller and, when
+// enabled, the admission webhooks to mgr. It returns the registry.
+func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Registry, error) {
 	reg := targetcluster.New(mgr, targetcluster.Options{Namespace: o.ClustersNamespace})
 	if err := reg.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the target-cluster registry: %w", err)
+	}
+	novaReconciler := &nova.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg}
+	if err := novaReconciler.SetupWithManager(ctx, mgr); err != nil {
+		return nil, fmt.Errorf("setting up the Nova controller: %w", err)
+	}
+	if o.EnableWebhooks {
+		if err := anvilwebhook.SetupNovaWebhook(mgr); err != nil {
+			return nil, fmt.Errorf("setting up the Nova webhook: %w", err)
+		}
 	}
 	return reg, nil
 }

@@ -16,8 +16,10 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/anvil/anvil/config/crd"
+	webhookconfig "github.com/anvil/anvil/config/webhook"
 	"github.com/anvil/anvil/internal/kubeconfig"
 	"github.com/anvil/anvil/internal/operator"
 	"github.com/anvil/anvil/internal/targetcluster"
@@ -115,14 +117,21 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.Management, err = e.startCluster(ManagementClusterName, binDir, crds); err != nil {
+	validating, err := webhookconfig.Validating()
+	if err != nil {
+		return nil, err
+	}
+	// The webhooks point at a server the test process runs; envtest picks a
+	// local port and serving certificate for it.
+	webhooks := envtest.WebhookInstallOptions{ValidatingWebhooks: validating}
+	if e.Management, err = e.startCluster(ManagementClusterName, binDir, crds, webhooks); err != nil {
 		return nil, err
 	}
 	if err := ensureNamespace(ctx, e.Management.Client, opts.ClustersNamespace); err != nil {
 		return nil, err
 	}
 	for i := range opts.ComputeClusters {
-		c, err := e.startCluster(ComputeClusterName(i), binDir, nil)
+		c, err := e.startCluster(ComputeClusterName(i), binDir, nil, envtest.WebhookInstallOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +145,7 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 
 // startCluster starts one apiserver and etcd and prepares the namespace
 // every cluster has.
-func (e *Environment) startCluster(name, binDir string, crds []*apiextensionsv1.CustomResourceDefinition) (*Cluster, error) {
+func (e *Environment) startCluster(name, binDir string, crds []*apiextensionsv1.CustomResourceDefinition, webhooks envtest.WebhookInstallOptions) (*Cluster, error) {
 	dir := filepath.Join(e.dir, name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -155,6 +164,7 @@ func (e *Environment) startCluster(name, binDir string, crds []*apiextensionsv1.
 	apiServer.Configure().Set("request-timeout", "5s")
 	env := &envtest.Environment{
 		ControlPlane:             envtest.ControlPlane{APIServer: apiServer},
+		WebhookInstallOptions:    webhooks,
 		BinaryAssetsDirectory:    binDir,
 		CRDs:                     crds,
 		ErrorIfCRDPathMissing:    true,
@@ -217,6 +227,14 @@ func (c *Cluster) AddUser(name string, groups ...string) (*rest.Config, error) {
 		return nil, err
 	}
 	return user.Config(), nil
+}
+
+// WebhookServerOptions returns where the test process must serve the
+// admission webhooks this cluster calls. Only the management cluster has
+// webhooks; a manager that creates Anvil objects must serve them.
+func (c *Cluster) WebhookServerOptions() webhook.Options {
+	o := c.env.WebhookInstallOptions
+	return webhook.Options{Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir}
 }
 
 // StopAPIServer stops the cluster's kube-apiserver and leaves etcd running,

@@ -1,0 +1,80 @@
+package nova
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+)
+
+// stepConditions are the conditions Ready summarises, in pipeline order.
+var stepConditions = []string{novav1alpha1.ComputeConfigReadyCondition}
+
+// ReadyReason is Ready's reason when every step condition is True.
+const ReadyReason = "AllReady"
+
+// readyCondition derives Ready from the step conditions: True when all are
+// True; otherwise the reason and message of the first that is not, so that
+// `kubectl get` shows what the Nova waits for.
+func readyCondition(conds []metav1.Condition, generation int64) metav1.Condition {
+	for _, t := range stepConditions {
+		c := apimeta.FindStatusCondition(conds, t)
+		if c == nil {
+			return metav1.Condition{Type: anvilmeta.ReadyCondition, Status: metav1.ConditionUnknown, Reason: anvilmeta.ReconcilingReason,
+				Message: t + " has not been reported yet", ObservedGeneration: generation}
+		}
+		if c.Status != metav1.ConditionTrue {
+			return metav1.Condition{Type: anvilmeta.ReadyCondition, Status: metav1.ConditionFalse, Reason: c.Reason,
+				Message: t + ": " + c.Message, ObservedGeneration: generation}
+		}
+	}
+	return metav1.Condition{Type: anvilmeta.ReadyCondition, Status: metav1.ConditionTrue, Reason: ReadyReason,
+		Message: "the compute contract is published", ObservedGeneration: generation}
+}
+
+func setReady(nova *novav1alpha1.Nova) {
+	apimeta.SetStatusCondition(&nova.Status.Conditions, readyCondition(nova.Status.Conditions, nova.Generation))
+}
+
+// setCondition sets a step condition stamped with the Nova's generation.
+func setCondition(nova *novav1alpha1.Nova, t string, status metav1.ConditionStatus, reason, message string) {
+	apimeta.SetStatusCondition(&nova.Status.Conditions, metav1.Condition{
+		Type: t, Status: status, Reason: reason, Message: message, ObservedGeneration: nova.Generation,
+	})
+}
+
+// setUnavailable reports an unresolvable target cluster on the first gate.
+func setUnavailable(nova *novav1alpha1.Nova, err error) {
+	setCondition(nova, novav1alpha1.ComputeConfigReadyCondition, metav1.ConditionFalse, anvilmeta.TargetClusterUnavailableReason, err.Error())
+}
+
+// event is one event to record.
+type event struct {
+	eventType, reason, message string
+}
+
+// transitionEvents returns the events for conditions that changed reason in
+// this pass: a Warning on entering an error, a Normal on publishing. Events
+// follow transitions only, so a steady state records nothing.
+func transitionEvents(before, after []metav1.Condition) []event {
+	var out []event
+	now := apimeta.FindStatusCondition(after, novav1alpha1.ComputeConfigReadyCondition)
+	if now == nil {
+		return nil
+	}
+	prev := apimeta.FindStatusCondition(before, novav1alpha1.ComputeConfigReadyCondition)
+	if prev != nil && prev.Reason == now.Reason && prev.Message == now.Message {
+		return nil
+	}
+	switch now.Reason {
+	case novav1alpha1.ComputeConfigErrorReason:
+		out = append(out, event{corev1.EventTypeWarning, now.Reason, now.Message})
+	case novav1alpha1.ComputeConfigPublishedReason:
+		if prev == nil || prev.Reason != now.Reason {
+			out = append(out, event{corev1.EventTypeNormal, now.Reason, now.Message})
+		}
+	}
+	return out
+}

@@ -1,0 +1,95 @@
+package nova
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+)
+
+func cond(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	return metav1.Condition{Type: novav1alpha1.ComputeConfigReadyCondition, Status: status, Reason: reason, Message: msg}
+}
+
+func TestReadyCondition(t *testing.T) {
+	tests := []struct {
+		name       string
+		conds      []metav1.Condition
+		wantStatus metav1.ConditionStatus
+		wantReason string
+	}{
+		{name: "nothing reported yet", wantStatus: metav1.ConditionUnknown, wantReason: anvilmeta.ReconcilingReason},
+		{name: "published", conds: []metav1.Condition{cond(metav1.ConditionTrue, novav1alpha1.ComputeConfigPublishedReason, "")}, wantStatus: metav1.ConditionTrue, wantReason: ReadyReason},
+		{name: "waiting for the remote URL", conds: []metav1.Condition{cond(metav1.ConditionFalse, novav1alpha1.WaitingForRemoteTransportURLReason, "m")}, wantStatus: metav1.ConditionFalse, wantReason: novav1alpha1.WaitingForRemoteTransportURLReason},
+		{name: "error", conds: []metav1.Condition{cond(metav1.ConditionFalse, novav1alpha1.ComputeConfigErrorReason, "m")}, wantStatus: metav1.ConditionFalse, wantReason: novav1alpha1.ComputeConfigErrorReason},
+		{name: "cluster unavailable", conds: []metav1.Condition{cond(metav1.ConditionFalse, anvilmeta.TargetClusterUnavailableReason, "m")}, wantStatus: metav1.ConditionFalse, wantReason: anvilmeta.TargetClusterUnavailableReason},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := readyCondition(tt.conds, 3)
+			if got.Status != tt.wantStatus || got.Reason != tt.wantReason || got.Type != anvilmeta.ReadyCondition || got.ObservedGeneration != 3 {
+				t.Errorf("Ready = %+v", got)
+			}
+		})
+	}
+}
+
+func TestTransitionEvents(t *testing.T) {
+	published := cond(metav1.ConditionTrue, novav1alpha1.ComputeConfigPublishedReason, "published x")
+	failed := cond(metav1.ConditionFalse, novav1alpha1.ComputeConfigErrorReason, "section [DEFAULT] contains a control character")
+	waiting := cond(metav1.ConditionFalse, novav1alpha1.WaitingForRemoteTransportURLReason, "w")
+	tests := []struct {
+		name          string
+		before, after []metav1.Condition
+		want          []string
+	}{
+		{name: "first publish", after: []metav1.Condition{published}, want: []string{"Normal ComputeConfigPublished"}},
+		{name: "steady", before: []metav1.Condition{published}, after: []metav1.Condition{published}},
+		{name: "into an error", before: []metav1.Condition{published}, after: []metav1.Condition{failed}, want: []string{"Warning ComputeConfigError"}},
+		{name: "same error again", before: []metav1.Condition{failed}, after: []metav1.Condition{failed}},
+		{name: "recovered", before: []metav1.Condition{failed}, after: []metav1.Condition{published}, want: []string{"Normal ComputeConfigPublished"}},
+		{name: "waiting records nothing", before: []metav1.Condition{published}, after: []metav1.Condition{waiting}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := transitionEvents(tt.before, tt.after)
+			if len(got) != len(tt.want) {
+				t.Fatalf("events = %+v, want %v", got, tt.want)
+			}
+			for i, e := range got {
+				if e.eventType+" "+e.reason != tt.want[i] {
+					t.Errorf("event %d = %s %s, want %s", i, e.eventType, e.reason, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestNoVNCProxyBaseURL(t *testing.T) {
+	nova := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: "controlplane-nova", Namespace: "openstack"}}
+	if got, want := noVNCProxyBaseURL(nova), "http://controlplane-nova-novncproxy.openstack.svc:6080/vnc_lite.html"; got != want {
+		t.Errorf("service URL = %q, want %q", got, want)
+	}
+	nova.Spec.ConsoleProxy.Hostname = "console.example.com"
+	if got, want := noVNCProxyBaseURL(nova), "https://console.example.com/vnc_lite.html"; got != want {
+		t.Errorf("published URL = %q, want %q", got, want)
+	}
+}
+
+func TestInputSecretNames(t *testing.T) {
+	nova := &novav1alpha1.Nova{}
+	nova.Spec.Messaging.SecretRef.Name = "bus"
+	nova.Spec.ServiceUser.SecretRef.Name = "pw"
+	nova.Spec.Metadata.SharedSecretRef.Name = "meta"
+	if got := inputSecretNames(nova); len(got) != 3 {
+		t.Errorf("plain = %v", got)
+	}
+	nova.Spec.Messaging.TLS = &novav1alpha1.MessagingTLSSpec{CABundleSecretRef: novav1alpha1.CABundleSecretRef{Name: "ca"}}
+	nova.Spec.RemoteCompute = &novav1alpha1.RemoteComputeSpec{TransportURLSecretRef: novav1alpha1.TransportURLSecretRef{Name: "remote"}}
+	got := inputSecretNames(nova)
+	if len(got) != 5 || got[3] != "ca" || got[4] != "remote" {
+		t.Errorf("with TLS and remote = %v", got)
+	}
+}

@@ -1,0 +1,229 @@
+package nova_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/nova"
+	"github.com/anvil/anvil/internal/testenv"
+	anvilwebhook "github.com/anvil/anvil/internal/webhook"
+)
+
+var (
+	env     *testenv.Environment
+	logs    = &syncBuffer{}
+	started sync.Once
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Run(m, testenv.Options{}, &env))
+}
+
+// syncBuffer collects the operator's log for the leak checks.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startOperator runs the Nova controller and the Nova webhook against the
+// management cluster, once per package.
+func startOperator(t *testing.T) *testenv.Environment {
+	t.Helper()
+	e := testenv.Require(t, env)
+	started.Do(func() {
+		skip := true
+		mgr, err := ctrl.NewManager(e.Management.Config, ctrl.Options{
+			Scheme:                 e.Scheme,
+			Logger:                 zap.New(zap.WriteTo(logs), zap.UseDevMode(true)),
+			Metrics:                metricsserver.Options{BindAddress: "0"},
+			HealthProbeBindAddress: "0",
+			WebhookServer:          webhook.NewServer(e.Management.WebhookServerOptions()),
+			Controller:             config.Controller{SkipNameValidation: &skip},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := anvilwebhook.SetupNovaWebhook(mgr); err != nil {
+			t.Fatal(err)
+		}
+		r := &nova.Reconciler{Client: mgr.GetClient(), Scheme: e.Scheme}
+		if err := r.SetupWithManager(context.Background(), mgr); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			if err := mgr.Start(context.Background()); err != nil {
+				panic(err)
+			}
+		}()
+		// The webhook server must answer before the first create.
+		err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			return mgr.GetWebhookServer().StartedChecker()(nil) == nil, nil
+		})
+		if err != nil {
+			t.Fatal("the webhook server did not start")
+		}
+	})
+	return e
+}
+
+// Test credentials. Every one is searched for in the log and the events.
+const (
+	busURL        = "rabbit://nova:bus-PASSWORD-7f3a@rabbit.openstack.svc:5671/nova"
+	remoteBusURL  = "rabbit://nova:remote-PASSWORD-91cc@rabbit.example.com:5671/nova"
+	servicePass   = "service-PASSWORD-c0ffee"
+	rotatedPass   = "service-PASSWORD-rotated-b4d"
+	sharedSecret  = "metadata-SHARED-0ddba11"
+	caBundle      = "-----BEGIN CERTIFICATE-----\nMIIBtest\n-----END CERTIFICATE-----\n"
+	testNamespace = testenv.WorkloadNamespace
+)
+
+var credentials = []string{busURL, remoteBusURL, servicePass, rotatedPass, sharedSecret, "bus-PASSWORD-7f3a", "remote-PASSWORD-91cc"}
+
+// inputs creates the input Secrets of a Nova named prefix.
+func inputs(t *testing.T, prefix string) {
+	t.Helper()
+	for name, data := range map[string]map[string]string{
+		prefix + "-bus":       {"transport_url": busURL},
+		prefix + "-bus-ca":    {"ca.crt": caBundle},
+		prefix + "-password":  {"password": servicePass},
+		prefix + "-metadata":  {"shared_secret": sharedSecret},
+		prefix + "-transport": {"transport_url": remoteBusURL},
+	} {
+		putSecret(t, name, data)
+	}
+}
+
+func putSecret(t *testing.T, name string, data map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace}}
+	err := env.Management.Client.Get(ctx, client.ObjectKeyFromObject(s), s)
+	s.Data = map[string][]byte{}
+	for k, v := range data {
+		s.Data[k] = []byte(v)
+	}
+	if err == nil {
+		err = env.Management.Client.Update(ctx, s)
+	} else {
+		err = env.Management.Client.Create(ctx, s)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newNova returns a Nova named name that reads the Secrets of inputs(name),
+// with TLS and remoteCompute set.
+func newNova(name string) *novav1alpha1.Nova {
+	n := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace}}
+	n.Spec.OpenStackRelease = "2026.1"
+	n.Spec.Image = anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/nova", Tag: "2026.1"}
+	n.Spec.Messaging.SecretRef.Name = name + "-bus"
+	n.Spec.Messaging.TLS = &novav1alpha1.MessagingTLSSpec{CABundleSecretRef: novav1alpha1.CABundleSecretRef{Name: name + "-bus-ca"}}
+	n.Spec.KeystoneEndpoint = "http://keystone.openstack.svc:5000"
+	n.Spec.KeystonePublicEndpoint = "https://keystone.example.com"
+	n.Spec.ServiceUser.SecretRef.Name = name + "-password"
+	n.Spec.Region = "RegionOne"
+	n.Spec.Metadata.SharedSecretRef.Name = name + "-metadata"
+	n.Spec.RemoteCompute = &novav1alpha1.RemoteComputeSpec{
+		KeystoneEndpoint:      "https://keystone.example.com",
+		TransportURLSecretRef: novav1alpha1.TransportURLSecretRef{Name: name + "-transport"},
+	}
+	return n
+}
+
+// waitCondition waits until ComputeConfigReady has the reason and returns it.
+func waitCondition(t *testing.T, name, reason string) *metav1.Condition {
+	t.Helper()
+	var got *metav1.Condition
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		n := &novav1alpha1.Nova{}
+		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name}, n); err != nil {
+			return false, nil //nolint:nilerr // poll again
+		}
+		got = apimeta.FindStatusCondition(n.Status.Conditions, novav1alpha1.ComputeConfigReadyCondition)
+		return got != nil && got.Reason == reason && got.ObservedGeneration == n.Generation, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: ComputeConfigReady never reached %s (last %+v)", name, reason, got)
+	}
+	return got
+}
+
+func getNova(t *testing.T, name string) *novav1alpha1.Nova {
+	t.Helper()
+	n := &novav1alpha1.Nova{}
+	if err := env.Management.Client.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: name}, n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func getSecret(t *testing.T, name string) (*corev1.Secret, error) {
+	t.Helper()
+	s := &corev1.Secret{}
+	err := env.Management.Client.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: name}, s)
+	return s, err
+}
+
+// assertNoLeak fails when a test credential appears in the operator log,
+// in any event, or in any condition message of any Nova.
+func assertNoLeak(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	var texts []string
+	texts = append(texts, logs.String())
+	events := &corev1.EventList{}
+	if err := env.Management.Client.List(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		texts = append(texts, e.Message)
+	}
+	novas := &novav1alpha1.NovaList{}
+	if err := env.Management.Client.List(ctx, novas); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range novas.Items {
+		for _, c := range n.Status.Conditions {
+			texts = append(texts, c.Message)
+		}
+	}
+	for _, text := range texts {
+		for _, secret := range credentials {
+			if strings.Contains(text, secret) {
+				t.Errorf("a credential leaked into the log, an event or a condition (%d bytes)", len(secret))
+			}
+		}
+	}
+}
