@@ -54,22 +54,21 @@ func (c *childCluster) claim(owner, obj, live client.Object, scheme *runtime.Sch
 
 // applySecret makes the child Secret equal desired: its data is replaced as
 // a whole, so a key that is no longer rendered disappears. A Secret of that
-// name which owner does not control is never touched. It reports whether it
-// wrote.
-func (c *childCluster) applySecret(ctx context.Context, scheme *runtime.Scheme, owner client.Object, desired *corev1.Secret) (bool, error) {
+// name which owner does not control is never touched.
+func (c *childCluster) applySecret(ctx context.Context, scheme *runtime.Scheme, owner client.Object, desired *corev1.Secret) error {
 	live := &corev1.Secret{}
 	err := c.reader.Get(ctx, client.ObjectKeyFromObject(desired), live)
 	switch {
 	case apierrors.IsNotFound(err):
 		obj := desired.DeepCopy()
 		if err := c.claim(owner, obj, nil, scheme); err != nil {
-			return false, err
+			return err
 		}
-		return true, c.client.Create(ctx, obj)
+		return c.client.Create(ctx, obj)
 	case err != nil:
-		return false, err
+		return err
 	case !targetcluster.Controls(owner, live, scheme):
-		return false, &targetcluster.NotOwnedError{Kind: "Secret", Namespace: live.Namespace, Name: live.Name}
+		return &targetcluster.NotOwnedError{Kind: "Secret", Namespace: live.Namespace, Name: live.Name}
 	}
 	updated := live.DeepCopy()
 	updated.Data = desired.Data
@@ -81,15 +80,15 @@ func (c *childCluster) applySecret(ctx context.Context, scheme *runtime.Scheme, 
 		updated.Labels[k] = v
 	}
 	if err := c.claim(owner, updated, live, scheme); err != nil {
-		return false, err
+		return err
 	}
 	if equality.Semantic.DeepEqual(live, updated) {
-		return false, nil
+		return nil
 	}
 	if err := c.client.Update(ctx, updated); err != nil {
-		return false, fmt.Errorf("updating Secret %s/%s: %w", updated.Namespace, updated.Name, err)
+		return fmt.Errorf("updating Secret %s/%s: %w", updated.Namespace, updated.Name, err)
 	}
-	return true, nil
+	return nil
 }
 
 // deleteSecret deletes a child Secret if owner controls it. A foreign

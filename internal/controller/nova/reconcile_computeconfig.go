@@ -90,7 +90,7 @@ func (r *Reconciler) reconcileComputeConfig(ctx context.Context, nova *novav1alp
 		}
 	}
 
-	if _, err := children.applySecret(ctx, r.Scheme, nova, buildContractSecret(nova, ComputeConfigName(nova), data)); err != nil {
+	if err := children.applySecret(ctx, r.Scheme, nova, buildContractSecret(nova, ComputeConfigName(nova), data)); err != nil {
 		return r.computeConfigFailed(nova, err)
 	}
 	nova.Status.ComputeConfigSecretRef = &anvilmeta.LocalObjectReference{Name: ComputeConfigName(nova)}
@@ -102,11 +102,11 @@ func (r *Reconciler) reconcileComputeConfig(ctx context.Context, nova *novav1alp
 		}
 		nova.Status.RemoteComputeConfigSecretRef = nil
 	case remoteWait != nil:
-		setCondition(nova, novav1alpha1.ComputeConfigReadyCondition, metav1.ConditionFalse,
+		setComputeConfigReady(nova, metav1.ConditionFalse,
 			novav1alpha1.WaitingForRemoteTransportURLReason, remoteWait.Error())
 		return flow.Wait(inputWait), nil
 	default:
-		if _, err := children.applySecret(ctx, r.Scheme, nova, buildContractSecret(nova, RemoteComputeConfigName(nova), remoteData)); err != nil {
+		if err := children.applySecret(ctx, r.Scheme, nova, buildContractSecret(nova, RemoteComputeConfigName(nova), remoteData)); err != nil {
 			return r.computeConfigFailed(nova, err)
 		}
 		nova.Status.RemoteComputeConfigSecretRef = &anvilmeta.LocalObjectReference{Name: RemoteComputeConfigName(nova)}
@@ -116,7 +116,7 @@ func (r *Reconciler) reconcileComputeConfig(ctx context.Context, nova *novav1alp
 	if nova.Status.RemoteComputeConfigSecretRef != nil {
 		published = append(published, RemoteComputeConfigName(nova))
 	}
-	setCondition(nova, novav1alpha1.ComputeConfigReadyCondition, metav1.ConditionTrue, novav1alpha1.ComputeConfigPublishedReason,
+	setComputeConfigReady(nova, metav1.ConditionTrue, novav1alpha1.ComputeConfigPublishedReason,
 		"published "+strings.Join(published, " and "))
 	return flow.Continue, nil
 }
@@ -128,15 +128,16 @@ func (r *Reconciler) computeConfigFailed(nova *novav1alpha1.Nova, err error) (fl
 	var (
 		missing  *missingInputError
 		unsafe   *novaconfig.UnsafeValueError
+		empty    *novaconfig.MissingInputError
 		notOwned *targetcluster.NotOwnedError
 		invalid  *flow.InvalidInputError
 	)
 	switch {
 	case errors.As(err, &missing):
-		setCondition(nova, novav1alpha1.ComputeConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForInputsReason, err.Error())
+		setComputeConfigReady(nova, metav1.ConditionFalse, novav1alpha1.WaitingForInputsReason, err.Error())
 		return flow.WaitAndHalt(inputWait), nil
-	case errors.As(err, &unsafe), errors.As(err, &notOwned), errors.As(err, &invalid):
-		setCondition(nova, novav1alpha1.ComputeConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.ComputeConfigErrorReason, err.Error())
+	case errors.As(err, &unsafe), errors.As(err, &empty), errors.As(err, &notOwned), errors.As(err, &invalid):
+		setComputeConfigReady(nova, metav1.ConditionFalse, novav1alpha1.ComputeConfigErrorReason, err.Error())
 		return flow.Halt, flow.Invalid(err)
 	default:
 		return flow.Halt, err

@@ -38,16 +38,17 @@ func setReady(nova *novav1alpha1.Nova) {
 	apimeta.SetStatusCondition(&nova.Status.Conditions, readyCondition(nova.Status.Conditions, nova.Generation))
 }
 
-// setCondition sets a step condition stamped with the Nova's generation.
-func setCondition(nova *novav1alpha1.Nova, t string, status metav1.ConditionStatus, reason, message string) {
+// setComputeConfigReady sets ComputeConfigReady, stamped with the Nova's
+// generation.
+func setComputeConfigReady(nova *novav1alpha1.Nova, status metav1.ConditionStatus, reason, message string) {
 	apimeta.SetStatusCondition(&nova.Status.Conditions, metav1.Condition{
-		Type: t, Status: status, Reason: reason, Message: message, ObservedGeneration: nova.Generation,
+		Type: novav1alpha1.ComputeConfigReadyCondition, Status: status, Reason: reason, Message: message, ObservedGeneration: nova.Generation,
 	})
 }
 
 // setUnavailable reports an unresolvable target cluster on the first gate.
 func setUnavailable(nova *novav1alpha1.Nova, err error) {
-	setCondition(nova, novav1alpha1.ComputeConfigReadyCondition, metav1.ConditionFalse, anvilmeta.TargetClusterUnavailableReason, err.Error())
+	setComputeConfigReady(nova, metav1.ConditionFalse, anvilmeta.TargetClusterUnavailableReason, err.Error())
 }
 
 // event is one event to record.

@@ -86,7 +86,7 @@ func startOperator(t *testing.T) *testenv.Environment {
 			}
 		}()
 		// The webhook server must answer before the first create.
-		err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 			return mgr.GetWebhookServer().StartedChecker()(nil) == nil, nil
 		})
 		if err != nil {
