@@ -76,6 +76,10 @@ test-integration: tools deps ## Integration tests on real kube-apiservers and re
 test-e2e: tools ## End-to-end: bring the devstack up, check it, tear it down.
 	test/e2e/devstack.sh
 
+.PHONY: bench
+bench: tools ## Benchmarks on real apiservers; see docs/reference/controlplane.md for the numbers.
+	go test -count=1 -run '^$$' -bench 'Integration' -benchtime 30x ./internal/controller/controlplane/
+
 ##@ Devstack
 
 .PHONY: devstack

@@ -14,6 +14,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/anvil/anvil/internal/controller/controlplane"
 	"github.com/anvil/anvil/internal/controller/nova"
 	"github.com/anvil/anvil/internal/targetcluster"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
@@ -134,6 +135,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 	novaReconciler := &nova.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg}
 	if err := novaReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Nova controller: %w", err)
+	}
+	cpReconciler := &controlplane.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg}
+	if err := cpReconciler.SetupWithManager(ctx, mgr); err != nil {
+		return nil, fmt.Errorf("setting up the ControlPlane controller: %w", err)
 	}
 	if o.EnableWebhooks {
 		if err := anvilwebhook.SetupNovaWebhook(mgr); err != nil {

@@ -46,14 +46,20 @@ type remoteWatch struct {
 	child     client.Object
 	childGVK  schema.GroupVersionKind
 	ownerKind string
-	newOwner  func() Targeted
-	queue     queue
+	newOwner  func() client.Object
+	// fromCluster tells whether an event on the named cluster counts for
+	// the owner; nil accepts every cluster.
+	fromCluster func(owner client.Object, cluster string) bool
+	queue       queue
 }
 
 // subscriber is one controller's interest in cluster changes.
 type subscriber struct {
 	newList func() client.ObjectList
-	queue   queue
+	// all enqueues every object of the list, not only those that name the
+	// cluster.
+	all   bool
+	queue queue
 }
 
 // sourceFunc adapts a function to source.Source.
@@ -76,9 +82,30 @@ func (r *Registry) RemoteChildren(child client.Object, owner Targeted) (source.S
 	if err != nil {
 		return nil, err
 	}
-	newOwner := func() Targeted { return owner.DeepCopyObject().(Targeted) }
+	names := func(o client.Object, cluster string) bool { return o.(Targeted).TargetClusterName() == cluster }
+	return r.remoteSource(child, childGVK, owner, ownerGVK.Kind, names), nil
+}
+
+// RemoteChildrenFromAnyCluster is RemoteChildren for an owner whose
+// children span several clusters, such as a ControlPlane's mirrors: an
+// event on any engaged cluster enqueues the owner its labels name.
+func (r *Registry) RemoteChildrenFromAnyCluster(child, owner client.Object) (source.Source, error) {
+	childGVK, err := apiutil.GVKForObject(child, r.opts.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	ownerGVK, err := apiutil.GVKForObject(owner, r.opts.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	return r.remoteSource(child, childGVK, owner, ownerGVK.Kind, nil), nil
+}
+
+func (r *Registry) remoteSource(child client.Object, childGVK schema.GroupVersionKind, owner client.Object, ownerKind string,
+	fromCluster func(client.Object, string) bool) source.Source {
+	newOwner := func() client.Object { return owner.DeepCopyObject().(client.Object) }
 	return sourceFunc(func(_ context.Context, q queue) error {
-		w := &remoteWatch{child: child, childGVK: childGVK, ownerKind: ownerGVK.Kind, newOwner: newOwner, queue: q}
+		w := &remoteWatch{child: child, childGVK: childGVK, ownerKind: ownerKind, newOwner: newOwner, fromCluster: fromCluster, queue: q}
 		r.mu.Lock()
 		r.watches = append(r.watches, w)
 		engaged := make([]*engagement, 0, len(r.clusters))
@@ -96,7 +123,7 @@ func (r *Registry) RemoteChildren(child client.Object, owner Targeted) (source.S
 			cancel()
 		}
 		return nil
-	}), nil
+	})
 }
 
 // ClusterChanges returns a source that, whenever a compute cluster is
@@ -108,6 +135,18 @@ func (r *Registry) ClusterChanges(newList func() client.ObjectList) source.Sourc
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.subscribers = append(r.subscribers, &subscriber{newList: newList, queue: q})
+		return nil
+	})
+}
+
+// AnyClusterChanges returns a source that enqueues every object of
+// newList's kind whenever any compute cluster is engaged, disengaged, lost
+// or regained: for kinds whose objects reach clusters they do not name.
+func (r *Registry) AnyClusterChanges(newList func() client.ObjectList) source.Source {
+	return sourceFunc(func(_ context.Context, q queue) error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.subscribers = append(r.subscribers, &subscriber{newList: newList, all: true, queue: q})
 		return nil
 	})
 }
@@ -153,7 +192,7 @@ func (r *Registry) mapChild(cluster string, w *remoteWatch, obj any) {
 	if err := r.mgmt.Get(r.rootCtx, key, owner); err != nil {
 		return
 	}
-	if owner.TargetClusterName() != cluster {
+	if w.fromCluster != nil && !w.fromCluster(owner, cluster) {
 		return
 	}
 	w.queue.Add(reconcile.Request{NamespacedName: key})
@@ -166,7 +205,11 @@ func (r *Registry) notify(cluster string) {
 	r.mu.RUnlock()
 	for _, s := range subs {
 		list := s.newList()
-		if err := r.mgmt.List(r.rootCtx, list, client.MatchingFields{TargetClusterIndex: cluster}); err != nil {
+		var opts []client.ListOption
+		if !s.all {
+			opts = append(opts, client.MatchingFields{TargetClusterIndex: cluster})
+		}
+		if err := r.mgmt.List(r.rootCtx, list, opts...); err != nil {
 			r.log.Error(err, "cannot list the objects that name a cluster", "cluster", cluster)
 			continue
 		}

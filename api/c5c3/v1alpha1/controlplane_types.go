@@ -6,20 +6,214 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 )
 
-// ControlPlaneSpec is the desired state of a ControlPlane.
-type ControlPlaneSpec struct{}
+// ControlPlaneSpec is the desired state of a ControlPlane. Anvil runs Nova
+// (and, later, OVN and the compute side); identity, image, network, block
+// storage and key manager are services the ControlPlane references by their
+// endpoints.
+type ControlPlaneSpec struct {
+	// Infrastructure names what the control plane runs on.
+	// +optional
+	Infrastructure InfrastructureSpec `json:"infrastructure,omitempty"`
+
+	// Services declares the OpenStack services of the cloud.
+	// +optional
+	Services ServicesSpec `json:"services,omitempty"`
+}
+
+// InfrastructureSpec names the shared infrastructure.
+type InfrastructureSpec struct {
+	// Messaging is the message bus. Anvil does not run a broker: it is a
+	// brownfield bus the platform provides. Required with services.nova.
+	// +optional
+	Messaging *MessagingSpec `json:"messaging,omitempty"`
+}
+
+// MessagingSpec points at a brownfield message bus.
+type MessagingSpec struct {
+	// SecretRef names the Secret key with the in-cluster rabbit:// URL,
+	// including the broker user and password.
+	SecretRef SecretKeyRef `json:"secretRef"`
+	// TLS makes every client verify the broker against a CA bundle.
+	// Computes on other clusters require it.
+	// +optional
+	TLS *MessagingTLSSpec `json:"tls,omitempty"`
+}
+
+// MessagingTLSSpec names the broker's CA bundle.
+type MessagingTLSSpec struct {
+	// CABundleSecretRef names the Secret key with the PEM CA bundle; the
+	// key defaults to ca.crt.
+	CABundleSecretRef SecretKeyRef `json:"caBundleSecretRef"`
+}
+
+// SecretKeyRef names a key of a Secret in the ControlPlane's namespace. An
+// empty key means the default of the field that holds it.
+type SecretKeyRef struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Key in the Secret.
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// ServicesSpec declares the services of the cloud.
+type ServicesSpec struct {
+	// Keystone is the identity service the cloud uses.
+	// +optional
+	Keystone *KeystoneSpec `json:"keystone,omitempty"`
+	// Placement is the placement service.
+	// +optional
+	Placement *ReferencedService `json:"placement,omitempty"`
+	// Neutron is the networking service.
+	// +optional
+	Neutron *ReferencedService `json:"neutron,omitempty"`
+	// Glance is the image service.
+	// +optional
+	Glance *ReferencedService `json:"glance,omitempty"`
+	// Cinder is the block storage service; declaring it turns on [cinder]
+	// in the compute contract.
+	// +optional
+	Cinder *ReferencedService `json:"cinder,omitempty"`
+	// Barbican is the key manager; declaring it turns on [key_manager] and
+	// [barbican] in the compute contract.
+	// +optional
+	Barbican *ReferencedService `json:"barbican,omitempty"`
+	// Nova is the compute service, which Anvil runs.
+	// +optional
+	Nova *NovaServiceSpec `json:"nova,omitempty"`
+}
+
+// KeystoneSpec references the identity service.
+type KeystoneSpec struct {
+	// InternalEndpoint is the Keystone URL services inside the cluster use,
+	// for example http://keystone.openstack.svc:5000/v3.
+	// +kubebuilder:validation:Pattern=`^https?://`
+	InternalEndpoint string `json:"internalEndpoint"`
+	// PublicEndpoint is the Keystone URL clients outside the cluster use.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^https?://`
+	PublicEndpoint string `json:"publicEndpoint,omitempty"`
+	// Gateway publishes Keystone on a hostname; the public URL is then
+	// https://<hostname>/v3. Give either publicEndpoint or gateway.
+	// +optional
+	Gateway *GatewaySpec `json:"gateway,omitempty"`
+	// Region is the Keystone region of the catalog entries.
+	// +optional
+	Region string `json:"region,omitempty"`
+	// AdminCredentialsSecretRef names a Secret with admin credentials, for
+	// the accounts Anvil manages.
+	// +optional
+	AdminCredentialsSecretRef *anvilmeta.LocalObjectReference `json:"adminCredentialsSecretRef,omitempty"`
+}
+
+// ReferencedService is an OpenStack service the ControlPlane references.
+type ReferencedService struct {
+	// InternalEndpoint pins the URL services inside the cluster use, instead
+	// of the catalog's internal entry.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^https?://`
+	InternalEndpoint string `json:"internalEndpoint,omitempty"`
+	// PublicEndpoint is the URL clients outside the cluster use.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^https?://`
+	PublicEndpoint string `json:"publicEndpoint,omitempty"`
+	// Gateway publishes the service on a hostname instead.
+	// +optional
+	Gateway *GatewaySpec `json:"gateway,omitempty"`
+}
+
+// GatewaySpec publishes a service through a Gateway API listener.
+type GatewaySpec struct {
+	// ParentRef names the Gateway.
+	// +optional
+	ParentRef *ParentReference `json:"parentRef,omitempty"`
+	// Hostname the service is published on.
+	// +kubebuilder:validation:MinLength=1
+	Hostname string `json:"hostname"`
+	// Path prefix of the route; empty means "/".
+	// +optional
+	Path string `json:"path,omitempty"`
+}
+
+// ParentReference names a Gateway.
+type ParentReference struct {
+	// Name of the Gateway.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Namespace of the Gateway; defaults to the ControlPlane's.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// SectionName selects a listener of the Gateway.
+	// +optional
+	SectionName string `json:"sectionName,omitempty"`
+}
+
+// NovaServiceSpec declares the Nova the ControlPlane projects as {cp}-nova.
+type NovaServiceSpec struct {
+	// OpenStackRelease is the release of the Nova images.
+	// +kubebuilder:validation:Pattern=`^\d{4}\.[12]$`
+	OpenStackRelease string `json:"openStackRelease"`
+	// Image is the Nova image.
+	Image anvilmeta.ImageSpec `json:"image"`
+	// ServiceUserSecretRef names the Secret key with the nova service
+	// user's password; the key defaults to password.
+	ServiceUserSecretRef SecretKeyRef `json:"serviceUserSecretRef"`
+	// MetadataSharedSecretRef names the metadata shared secret; without
+	// it, Anvil generates {cp}-nova-metadata-secret.
+	// +optional
+	MetadataSharedSecretRef *SecretKeyRef `json:"metadataSharedSecretRef,omitempty"`
+	// MetadataGateway publishes the metadata API on a hostname of its own.
+	// +optional
+	MetadataGateway *GatewaySpec `json:"metadataGateway,omitempty"`
+	// ConsoleProxy configures the noVNC console proxy.
+	// +optional
+	ConsoleProxy *ConsoleProxySpec `json:"consoleProxy,omitempty"`
+	// RemoteCompute hands over the broker's external listener, so that
+	// compute clusters elsewhere can join.
+	// +optional
+	RemoteCompute *RemoteComputeSpec `json:"remoteCompute,omitempty"`
+	// HypervisorOperator opts in to the hypervisor operator's account.
+	// +optional
+	HypervisorOperator *HypervisorOperatorSpec `json:"hypervisorOperator,omitempty"`
+}
+
+// ConsoleProxySpec configures the noVNC console proxy.
+type ConsoleProxySpec struct {
+	// Enabled runs the proxy.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+	// Hostname publishes the proxy at https://<hostname>.
+	// +optional
+	Hostname string `json:"hostname,omitempty"`
+}
+
+// RemoteComputeSpec hands over the broker's external listener.
+type RemoteComputeSpec struct {
+	// TransportURLSecretRef names the Secret, in the ControlPlane's
+	// namespace, whose key (default transport_url) holds the rabbit:// URL
+	// of the broker's external TLS listener.
+	TransportURLSecretRef SecretKeyRef `json:"transportURLSecretRef"`
+}
+
+// HypervisorOperatorSpec is the opt-in marker for the hypervisor
+// operator's account; it has no fields yet.
+type HypervisorOperatorSpec struct{}
 
 // ControlPlaneStatus is the observed state of a ControlPlane.
 type ControlPlaneStatus struct {
 	anvilmeta.CommonStatus `json:",inline"`
 }
 
-// ControlPlane declares one OpenStack cloud. Anvil projects the services it runs (Nova, OVN) as child resources and delivers what compute clusters need to join it.
+// ControlPlane declares one OpenStack cloud. Anvil projects the services it
+// runs (Nova) as child resources and delivers what compute clusters need to
+// join it.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=controlplanes,scope=Namespaced
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Nova",type=string,JSONPath=`.status.conditions[?(@.type=="NovaReady")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ControlPlane struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -46,3 +240,9 @@ type ControlPlaneList struct {
 func init() {
 	knownTypes = append(knownTypes, &ControlPlane{}, &ControlPlaneList{})
 }
+
+// GetConditions returns the status conditions.
+func (o *ControlPlane) GetConditions() []metav1.Condition { return o.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (o *ControlPlane) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }

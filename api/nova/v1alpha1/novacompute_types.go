@@ -10,6 +10,10 @@ import (
 //
 // +kubebuilder:validation:XValidation:rule="has(self.targetClusterRef) == has(oldSelf.targetClusterRef)",message="targetClusterRef is immutable"
 type NovaComputeSpec struct {
+	// NovaRef names the Nova, in the same namespace, whose contract the
+	// pool's nova-compute runs with.
+	NovaRef anvilmeta.LocalObjectReference `json:"novaRef"`
+
 	// TargetClusterRef places the children on a registered compute cluster.
 	// Absent, they are placed on the management cluster. It cannot be added,
 	// removed or changed after creation, because the children already exist

@@ -1,0 +1,269 @@
+package controlplane_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/novacompute"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// The projected Nova reads the Secrets the ControlPlane delivers, and
+// publishes the remote contract.
+func TestIntegrationProjectsTheNova(t *testing.T) {
+	e := startOperator(t)
+	ctx := context.Background()
+	newControlPlane(t, "proj", true)
+	waitNovaReady(t, "proj", c5c3v1alpha1.NovaReadyReason)
+
+	n := &novav1alpha1.Nova{}
+	if err := e.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "proj-nova"}, n); err != nil {
+		t.Fatal(err)
+	}
+	if ref := metav1.GetControllerOf(n); ref == nil || ref.Kind != "ControlPlane" || ref.Name != "proj" {
+		t.Errorf("the Nova is not the ControlPlane's child: %v", n.OwnerReferences)
+	}
+	if n.Spec.Messaging.SecretRef.Name != "proj-nova-messaging" || n.Spec.Messaging.TLS.CABundleSecretRef.Name != "proj-nova-messaging-ca" ||
+		n.Spec.RemoteCompute.TransportURLSecretRef.Name != "proj-nova-remote-messaging" ||
+		n.Spec.RemoteCompute.KeystoneEndpoint != "https://keystone.example.com/v3" {
+		t.Errorf("projected spec = %+v", n.Spec)
+	}
+	if got := string(localSecret(t, "proj-nova-remote-messaging").Data["transport_url"]); got != remoteBusURL {
+		t.Error("the handed-over URL was not delivered to the child")
+	}
+	if n.Status.RemoteComputeConfigSecretRef == nil || n.Status.RemoteComputeConfigSecretRef.Name != "proj-nova-remote-compute-config" {
+		t.Errorf("the child did not publish the remote contract: %+v", n.Status)
+	}
+	assertNoLeak(t)
+}
+
+// A missing hand-over waits and writes no child; a non-rabbit one is an
+// error naming the scheme only.
+func TestIntegrationRemoteMessagingHandOver(t *testing.T) {
+	e := startOperator(t)
+	ctx := context.Background()
+	cp := newControlPlane(t, "hand", false)
+	waitNovaReady(t, "hand", c5c3v1alpha1.NovaReadyReason)
+
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := e.Management.Client.Get(ctx, client.ObjectKeyFromObject(cp), cp); err != nil {
+			return err
+		}
+		cp.Spec.Services.Nova.RemoteCompute = &c5c3v1alpha1.RemoteComputeSpec{TransportURLSecretRef: c5c3v1alpha1.SecretKeyRef{Name: "hand-missing"}}
+		return e.Management.Client.Update(ctx, cp)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := waitNovaReady(t, "hand", c5c3v1alpha1.WaitingForRemoteMessagingReason)
+	if !strings.HasPrefix(c.Message, "services.nova.remoteCompute.transportURLSecretRef:") {
+		t.Errorf("message = %q", c.Message)
+	}
+	n := &novav1alpha1.Nova{}
+	if err := e.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "hand-nova"}, n); err != nil {
+		t.Fatal(err)
+	}
+	if n.Spec.RemoteCompute != nil {
+		t.Error("the child was written although the hand-over is missing")
+	}
+
+	putSecret(t, "hand-missing", map[string]string{"transport_url": "amqp://nova:remote-PASSWORD-b2@broker:5672/"})
+	c = waitNovaReady(t, "hand", c5c3v1alpha1.NovaRemoteMessagingErrorReason)
+	if !strings.Contains(c.Message, `"amqp"`) || strings.Contains(c.Message, "broker") {
+		t.Errorf("message = %q", c.Message)
+	}
+	putSecret(t, "hand-missing", map[string]string{"transport_url": remoteBusURL})
+	waitNovaReady(t, "hand", c5c3v1alpha1.NovaReadyReason)
+	assertNoLeak(t)
+}
+
+// waitMirror waits for the mirror on a cluster to satisfy ok.
+func waitMirror(t *testing.T, cluster, name string, ok func(*corev1.Secret) bool, timeout time.Duration) *corev1.Secret {
+	t.Helper()
+	var got *corev1.Secret
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		s, err := remoteSecret(t, cluster, name)
+		if err != nil {
+			return false, nil //nolint:nilerr // not there yet
+		}
+		got = s
+		return ok(s), nil
+	})
+	if err != nil {
+		t.Fatalf("the mirror %s on %s did not converge within %s", name, cluster, timeout)
+	}
+	return got
+}
+
+// The mirror follows the pools: it appears on the clusters that host one,
+// carries the remote contract with its labels, is updated in place on
+// rotation, and switches to the in-cluster contract with remoteCompute.
+func TestIntegrationMirrorsTheContractOntoPoolClusters(t *testing.T) {
+	e := startOperator(t)
+	ctx := context.Background()
+	newControlPlane(t, "mir", true)
+	waitNovaReady(t, "mir", c5c3v1alpha1.NovaReadyReason)
+	newPool(t, "mir", "mir-a", "compute-a")
+
+	remoteContract := localSecret(t, "mir-nova-remote-compute-config")
+	a := waitMirror(t, "compute-a", "mir-nova-compute-config", func(s *corev1.Secret) bool {
+		return bytes.Equal(s.Data["nova-compute.conf"], remoteContract.Data["nova-compute.conf"])
+	}, 30*time.Second)
+	for k, v := range remoteContract.Data {
+		if !bytes.Equal(a.Data[k], v) {
+			t.Errorf("mirror key %s differs from the remote contract", k)
+		}
+	}
+	if len(a.Data) != len(remoteContract.Data) {
+		t.Errorf("mirror has %d keys, the contract %d", len(a.Data), len(remoteContract.Data))
+	}
+	wantLabels := map[string]string{
+		c5c3v1alpha1.ComputeConfigMirrorLabel: "true",
+		targetcluster.OwnerKindLabel:          "ControlPlane",
+		targetcluster.OwnerNameLabel:          "mir",
+		targetcluster.OwnerNamespaceLabel:     testNamespace,
+	}
+	for k, v := range wantLabels {
+		if a.Labels[k] != v {
+			t.Errorf("mirror label %s = %q, want %q", k, a.Labels[k], v)
+		}
+	}
+	if len(a.OwnerReferences) != 0 {
+		t.Errorf("a remote child carries ownerReferences: %v", a.OwnerReferences)
+	}
+	for _, other := range []string{"compute-b", "compute-c", "compute-d"} {
+		if _, err := remoteSecret(t, other, "mir-nova-compute-config"); !apierrors.IsNotFound(err) {
+			t.Errorf("the mirror appeared on %s without a pool there: %v", other, err)
+		}
+	}
+
+	// A second pool on compute-b adds compute-b.
+	newPool(t, "mir", "mir-b", "compute-b")
+	b := waitMirror(t, "compute-b", "mir-nova-compute-config", func(*corev1.Secret) bool { return true }, 30*time.Second)
+	waitNovaReady(t, "mir", c5c3v1alpha1.NovaReadyReason)
+
+	// Rotating the service password reaches both mirrors in place within 2s.
+	start := time.Now()
+	putSecret(t, "mir-nova-password", map[string]string{"password": rotatedPass})
+	for _, m := range []*corev1.Secret{a, b} {
+		cluster := "compute-a"
+		if m == b {
+			cluster = "compute-b"
+		}
+		got := waitMirror(t, cluster, m.Name, func(s *corev1.Secret) bool { return string(s.Data["password"]) == rotatedPass },
+			2*time.Second-time.Since(start))
+		if got.UID != m.UID || got.ResourceVersion == m.ResourceVersion || got.Name != m.Name {
+			t.Errorf("the mirror on %s was not updated in place", cluster)
+		}
+	}
+	t.Logf("both mirrors carried the rotated password after %s", time.Since(start).Round(time.Millisecond))
+
+	// Clearing remoteCompute switches the mirrors to the in-cluster contract.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cp := &c5c3v1alpha1.ControlPlane{}
+		if err := e.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "mir"}, cp); err != nil {
+			return err
+		}
+		cp.Spec.Services.Nova.RemoteCompute = nil
+		return e.Management.Client.Update(ctx, cp)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cluster := range []string{"compute-a", "compute-b"} {
+		waitMirror(t, cluster, "mir-nova-compute-config", func(s *corev1.Secret) bool {
+			local := localSecret(t, "mir-nova-compute-config")
+			return bytes.Equal(s.Data["transport_url"], local.Data["transport_url"]) && string(s.Data["transport_url"]) == busURL
+		}, 30*time.Second)
+	}
+	assertNoLeak(t)
+}
+
+// A Secret of the mirror's name that the ControlPlane did not write is
+// never overwritten; the other cluster is still served.
+func TestIntegrationMirrorNeverOverwritesAForeignSecret(t *testing.T) {
+	startOperator(t)
+	ctx := context.Background()
+	handCopy := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "hc-nova-compute-config", Namespace: testNamespace},
+		Data:       map[string][]byte{"nova-compute.conf": []byte("copied by hand")},
+	}
+	if err := env.ComputeCluster("compute-c").Client.Create(ctx, handCopy); err != nil {
+		t.Fatal(err)
+	}
+	newControlPlane(t, "hc", true)
+	waitNovaReady(t, "hc", c5c3v1alpha1.NovaReadyReason)
+	newPool(t, "hc", "hc-c", "compute-c")
+	newPool(t, "hc", "hc-d", "compute-d")
+
+	c := waitNovaReady(t, "hc", c5c3v1alpha1.NovaComputeConfigErrorReason)
+	if !strings.Contains(c.Message, "hc-nova-compute-config") || !strings.Contains(c.Message, "compute-c") {
+		t.Errorf("message = %q, want it to name the Secret and the cluster", c.Message)
+	}
+	waitMirror(t, "compute-d", "hc-nova-compute-config", func(s *corev1.Secret) bool { return s.Labels[c5c3v1alpha1.ComputeConfigMirrorLabel] == "true" }, 30*time.Second)
+	got, err := remoteSecret(t, "compute-c", "hc-nova-compute-config")
+	if err != nil || string(got.Data["nova-compute.conf"]) != "copied by hand" || got.ResourceVersion != handCopy.ResourceVersion {
+		t.Errorf("the hand copy was changed: %v", err)
+	}
+}
+
+// The last pool's teardown reaps only labelled copies, with one event per
+// copy; a pool that still serves the cluster keeps them.
+func TestIntegrationReapComputeConfigMirrors(t *testing.T) {
+	e := startOperator(t)
+	ctx := context.Background()
+	newControlPlane(t, "reap", true)
+	waitNovaReady(t, "reap", c5c3v1alpha1.NovaReadyReason)
+	first := newPool(t, "reap", "reap-1", "compute-b")
+	second := newPool(t, "reap", "reap-2", "compute-b")
+	waitMirror(t, "compute-b", "reap-nova-compute-config", func(*corev1.Secret) bool { return true }, 30*time.Second)
+	// An unlabelled hvo copy made by hand must survive.
+	cb := env.ComputeCluster("compute-b")
+	handAuth := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "reap-nova-hypervisor-operator-auth", Namespace: testNamespace}}
+	if err := cb.Client.Create(ctx, handAuth); err != nil {
+		t.Fatal(err)
+	}
+	remote, err := registry.Resolve("compute-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorder := newRecorder()
+
+	// The second pool still serves compute-b: nothing is reaped.
+	reaped, err := novacompute.ReapComputeConfigMirrors(ctx, e.Management.Client, remote.Client, recorder, first)
+	if err != nil || len(reaped) != 0 {
+		t.Fatalf("reaped %v (%v) while another pool serves the cluster", reaped, err)
+	}
+
+	// With both pools deleting and past their drain, the first reaps.
+	for _, p := range []*novav1alpha1.NovaCompute{second, first} {
+		if err := e.Management.Client.Delete(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reaped, err = novacompute.ReapComputeConfigMirrors(ctx, e.Management.Client, remote.Client, recorder, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reaped) != 1 || reaped[0] != "reap-nova-compute-config" {
+		t.Errorf("reaped %v, want only the labelled contract copy", reaped)
+	}
+	if got := recorder.reasons(); len(got) != 1 || got[0] != "Normal "+novacompute.ReasonComputeConfigMirrorReaped {
+		t.Errorf("events = %v", got)
+	}
+	if err := cb.Client.Get(ctx, client.ObjectKeyFromObject(handAuth), handAuth); err != nil {
+		t.Errorf("the unlabelled hvo copy was deleted: %v", err)
+	}
+}

@@ -1,0 +1,187 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// MirrorTargets returns the clusters that need the Nova's contract: the
+// distinct clusters of the Nova's pools that are not being deleted, without
+// the Nova's own cluster, sorted by name. It is pure, so the rules are
+// table-tested.
+func MirrorTargets(nova *novav1alpha1.Nova, pools []novav1alpha1.NovaCompute) []string {
+	seen := map[string]bool{}
+	for i := range pools {
+		p := &pools[i]
+		if p.Namespace != nova.Namespace || p.Spec.NovaRef.Name != nova.Name || !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if c := p.TargetClusterName(); c != nova.TargetClusterName() {
+			seen[c] = true
+		}
+	}
+	targets := make([]string, 0, len(seen))
+	for c := range seen {
+		targets = append(targets, c)
+	}
+	sort.Strings(targets)
+	return targets
+}
+
+// MirrorSourceName is the contract a ControlPlane copies to compute
+// clusters: the remote form while remoteCompute is set.
+func MirrorSourceName(cp *c5c3v1alpha1.ControlPlane) string {
+	if cp.Spec.Services.Nova.RemoteCompute != nil {
+		return NovaName(cp) + novav1alpha1.RemoteComputeConfigSuffix
+	}
+	return NovaName(cp) + novav1alpha1.ComputeConfigSuffix
+}
+
+// MirrorName is the name of the copy on a compute cluster: always the
+// in-cluster contract's name, which a pool derives from the Nova's status.
+func MirrorName(cp *c5c3v1alpha1.ControlPlane) string {
+	return NovaName(cp) + novav1alpha1.ComputeConfigSuffix
+}
+
+// BuildMirror renders the copy of the contract for a compute cluster. The
+// ownership labels are added when it is claimed.
+func BuildMirror(cp *c5c3v1alpha1.ControlPlane, namespace string, source *corev1.Secret) *corev1.Secret {
+	data := make(map[string][]byte, len(source.Data))
+	for k, v := range source.Data {
+		data[k] = append([]byte(nil), v...)
+	}
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      MirrorName(cp),
+			Namespace: namespace,
+			Labels: map[string]string{
+				c5c3v1alpha1.ComputeConfigMirrorLabel: "true",
+				novav1alpha1.ComponentLabel:           novav1alpha1.ComputeConfigComponent,
+			},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: data,
+	}
+}
+
+// clusterResult is how one mirror target fared.
+type clusterResult struct {
+	cluster string
+	reason  string
+	message string
+}
+
+// reconcileMirrors writes the contract onto every target cluster. A
+// cluster that fails is reported and never keeps the others from being
+// served.
+func (r *Reconciler) reconcileMirrors(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, nova *novav1alpha1.Nova) (flow.Outcome, error) {
+	pools := &novav1alpha1.NovaComputeList{}
+	if err := r.Client.List(ctx, pools, client.InNamespace(nova.Namespace)); err != nil {
+		if apimeta.IsNoMatchError(err) {
+			pools.Items = nil
+		} else {
+			setNovaReady(cp, metav1.ConditionFalse, c5c3v1alpha1.NovaComputeConfigErrorReason, "listing the Nova's pools: "+err.Error())
+			return flow.Continue, err
+		}
+	}
+	targets := MirrorTargets(nova, pools.Items)
+	if len(targets) == 0 {
+		setNovaReady(cp, metav1.ConditionTrue, c5c3v1alpha1.NovaReadyReason, fmt.Sprintf("Nova %s is Ready; no compute cluster needs its contract", nova.Name))
+		return flow.Continue, nil
+	}
+
+	source := &corev1.Secret{}
+	sourceName := MirrorSourceName(cp)
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: nova.Namespace, Name: sourceName}, source); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return flow.Continue, err
+		}
+		setNovaReady(cp, metav1.ConditionFalse, c5c3v1alpha1.WaitingForComputeConfigReason,
+			fmt.Sprintf("waiting for %s/%s to be published", nova.Namespace, sourceName))
+		return flow.Wait(waitRequeue), nil
+	}
+
+	var results []clusterResult
+	for _, cluster := range targets {
+		if res := r.mirrorTo(ctx, cp, cluster, nova.Namespace, source); res != nil {
+			results = append(results, *res)
+		}
+	}
+	if len(results) == 0 {
+		setNovaReady(cp, metav1.ConditionTrue, c5c3v1alpha1.NovaReadyReason,
+			fmt.Sprintf("Nova %s is Ready; its contract is on %s", nova.Name, strings.Join(targets, ", ")))
+		return flow.Continue, nil
+	}
+	reason, message := summarizeMirrors(results)
+	setNovaReady(cp, metav1.ConditionFalse, reason, message)
+	return flow.Wait(waitRequeue), nil
+}
+
+// mirrorTo writes the copy onto one cluster and reports a problem, or nil.
+func (r *Reconciler) mirrorTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster, namespace string, source *corev1.Secret) *clusterResult {
+	if r.Registry == nil {
+		return &clusterResult{cluster, c5c3v1alpha1.NovaComputeConfigErrorReason, "the operator runs without compute clusters"}
+	}
+	remote, err := r.Registry.Resolve(cluster)
+	if err != nil {
+		return &clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()}
+	}
+	mirror := BuildMirror(cp, namespace, source)
+	obj := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: mirror.Name, Namespace: namespace}}
+	// The mutation runs on the live copy, so labels others added survive;
+	// the data is replaced whole, as the source has it.
+	_, err = targetcluster.CreateOrUpdateRemote(ctx, remote, r.Scheme, cp, obj, func() error {
+		if obj.Type == "" {
+			obj.Type = mirror.Type
+		}
+		obj.Data = mirror.Data
+		if obj.Labels == nil {
+			obj.Labels = map[string]string{}
+		}
+		for k, v := range mirror.Labels {
+			obj.Labels[k] = v
+		}
+		return nil
+	})
+	var notOwned *targetcluster.NotOwnedError
+	switch {
+	case errors.As(err, &notOwned):
+		return &clusterResult{cluster, c5c3v1alpha1.NovaComputeConfigErrorReason, fmt.Sprintf("on %s: %s", cluster, err.Error())}
+	case err != nil:
+		return &clusterResult{cluster, c5c3v1alpha1.NovaComputeConfigErrorReason, fmt.Sprintf("on %s: writing Secret %s/%s: %s", cluster, namespace, mirror.Name, err.Error())}
+	}
+	return nil
+}
+
+// summarizeMirrors picks the reason to report for failed clusters, by
+// severity, and lists every cluster in the message.
+func summarizeMirrors(results []clusterResult) (string, string) {
+	rank := map[string]int{
+		c5c3v1alpha1.NovaComputeConfigErrorReason: 0,
+		anvilmeta.TargetClusterUnavailableReason:  1,
+	}
+	reason := results[0].reason
+	var msgs []string
+	for _, res := range results {
+		if rank[res.reason] < rank[reason] {
+			reason = res.reason
+		}
+		msgs = append(msgs, res.message)
+	}
+	return reason, strings.Join(msgs, "; ")
+}

@@ -1,0 +1,77 @@
+package controlplane
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	anvilmeta "github.com/anvil/anvil/api/meta"
+)
+
+// stepConditions are the conditions Ready summarises, in pipeline order.
+var stepConditions = []string{c5c3v1alpha1.NovaReadyCondition}
+
+// ReadyReason is Ready's reason when every step condition is True.
+const ReadyReason = "AllReady"
+
+// readyCondition derives Ready: True when every step condition is True,
+// otherwise the reason and message of the first that is not.
+func readyCondition(conds []metav1.Condition, generation int64) metav1.Condition {
+	for _, t := range stepConditions {
+		c := apimeta.FindStatusCondition(conds, t)
+		if c == nil {
+			return metav1.Condition{Type: anvilmeta.ReadyCondition, Status: metav1.ConditionUnknown, Reason: anvilmeta.ReconcilingReason,
+				Message: t + " has not been reported yet", ObservedGeneration: generation}
+		}
+		if c.Status != metav1.ConditionTrue {
+			return metav1.Condition{Type: anvilmeta.ReadyCondition, Status: metav1.ConditionFalse, Reason: c.Reason,
+				Message: t + ": " + c.Message, ObservedGeneration: generation}
+		}
+	}
+	return metav1.Condition{Type: anvilmeta.ReadyCondition, Status: metav1.ConditionTrue, Reason: ReadyReason,
+		Message: "every service is ready", ObservedGeneration: generation}
+}
+
+func setReady(cp *c5c3v1alpha1.ControlPlane) {
+	apimeta.SetStatusCondition(&cp.Status.Conditions, readyCondition(cp.Status.Conditions, cp.Generation))
+}
+
+func setNovaReady(cp *c5c3v1alpha1.ControlPlane, status metav1.ConditionStatus, reason, message string) {
+	apimeta.SetStatusCondition(&cp.Status.Conditions, metav1.Condition{
+		Type: c5c3v1alpha1.NovaReadyCondition, Status: status, Reason: reason, Message: message, ObservedGeneration: cp.Generation,
+	})
+}
+
+// transitionEvent is one event to record.
+type transitionEvent struct {
+	eventType, reason, message string
+}
+
+// errorReasons are the NovaReady reasons that deserve a Warning event.
+var errorReasons = map[string]bool{
+	c5c3v1alpha1.NovaComputeConfigErrorReason:   true,
+	c5c3v1alpha1.NovaRemoteMessagingErrorReason: true,
+	c5c3v1alpha1.NovaProjectionRejectedReason:   true,
+	c5c3v1alpha1.NovaErrorReason:                true,
+}
+
+// transitionEvents returns the events for a NovaReady that changed: a
+// Warning on entering an error reason, a Normal on becoming ready.
+func transitionEvents(before, after []metav1.Condition) []transitionEvent {
+	now := apimeta.FindStatusCondition(after, c5c3v1alpha1.NovaReadyCondition)
+	if now == nil {
+		return nil
+	}
+	prev := apimeta.FindStatusCondition(before, c5c3v1alpha1.NovaReadyCondition)
+	if prev != nil && prev.Reason == now.Reason && prev.Message == now.Message {
+		return nil
+	}
+	switch {
+	case errorReasons[now.Reason]:
+		return []transitionEvent{{corev1.EventTypeWarning, now.Reason, now.Message}}
+	case now.Reason == c5c3v1alpha1.NovaReadyReason && (prev == nil || prev.Reason != now.Reason):
+		return []transitionEvent{{corev1.EventTypeNormal, now.Reason, now.Message}}
+	}
+	return nil
+}

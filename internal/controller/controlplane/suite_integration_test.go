@@ -1,0 +1,262 @@
+package controlplane_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/controlplane"
+	"github.com/anvil/anvil/internal/controller/nova"
+	"github.com/anvil/anvil/internal/targetcluster"
+	"github.com/anvil/anvil/internal/testenv"
+	anvilwebhook "github.com/anvil/anvil/internal/webhook"
+)
+
+var (
+	env      *testenv.Environment
+	registry *targetcluster.Registry
+	logs     = &syncBuffer{}
+	started  sync.Once
+)
+
+// Four compute clusters, so that the benchmark can measure 1, 2 and 4.
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Run(m, testenv.Options{ComputeClusters: 4}, &env))
+}
+
+// syncBuffer collects the operator's log for the leak checks.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startOperator runs the registry, the Nova and ControlPlane controllers
+// and both webhooks, once per package.
+func startOperator(tb testing.TB) *testenv.Environment {
+	tb.Helper()
+	e := testenv.Require(tb, env)
+	started.Do(func() {
+		skip := true
+		mgr, err := ctrl.NewManager(e.Management.Config, ctrl.Options{
+			Scheme:                 e.Scheme,
+			Logger:                 zap.New(zap.WriteTo(logs), zap.UseDevMode(true)),
+			Metrics:                metricsserver.Options{BindAddress: "0"},
+			HealthProbeBindAddress: "0",
+			WebhookServer:          webhook.NewServer(e.Management.WebhookServerOptions()),
+			Controller:             config.Controller{SkipNameValidation: &skip},
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		registry = targetcluster.New(mgr, targetcluster.Options{Namespace: e.ClustersNamespace, ProbeInterval: time.Second})
+		ctx := context.Background()
+		for _, setup := range []func() error{
+			func() error { return registry.SetupWithManager(mgr) },
+			func() error {
+				return (&nova.Reconciler{Client: mgr.GetClient(), Scheme: e.Scheme, Registry: registry}).SetupWithManager(ctx, mgr)
+			},
+			func() error {
+				return (&controlplane.Reconciler{Client: mgr.GetClient(), Scheme: e.Scheme, Registry: registry}).SetupWithManager(ctx, mgr)
+			},
+			func() error { return anvilwebhook.SetupNovaWebhook(mgr) },
+			func() error { return anvilwebhook.SetupControlPlaneWebhook(mgr) },
+		} {
+			if err := setup(); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		go func() {
+			if err := mgr.Start(ctx); err != nil {
+				panic(err)
+			}
+		}()
+		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			if mgr.GetWebhookServer().StartedChecker()(nil) != nil {
+				return false, nil //nolint:nilerr // not serving yet
+			}
+			for _, c := range e.Compute {
+				if _, err := registry.Resolve(c.Name); err != nil {
+					return false, nil //nolint:nilerr // not engaged yet
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			tb.Fatal("the operator did not start")
+		}
+	})
+	return e
+}
+
+// Test credentials, searched for in the log and the events.
+const (
+	busURL        = "rabbit://nova:bus-PASSWORD-a1@rabbit.openstack.svc:5671/nova"
+	remoteBusURL  = "rabbit://nova:remote-PASSWORD-b2@rabbit.example.com:5671/nova"
+	servicePass   = "service-PASSWORD-c3"
+	rotatedPass   = "service-PASSWORD-rotated-d4"
+	caBundle      = "-----BEGIN CERTIFICATE-----\nMIIBcp\n-----END CERTIFICATE-----\n"
+	testNamespace = testenv.WorkloadNamespace
+)
+
+var credentials = []string{busURL, remoteBusURL, servicePass, rotatedPass, "bus-PASSWORD-a1", "remote-PASSWORD-b2"}
+
+func putSecret(tb testing.TB, name string, data map[string]string) {
+	tb.Helper()
+	ctx := context.Background()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace}}
+	err := env.Management.Client.Get(ctx, client.ObjectKeyFromObject(s), s)
+	s.Data = map[string][]byte{}
+	for k, v := range data {
+		s.Data[k] = []byte(v)
+	}
+	if err == nil {
+		err = env.Management.Client.Update(ctx, s)
+	} else {
+		err = env.Management.Client.Create(ctx, s)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// newControlPlane creates the inputs and a ControlPlane named name with a
+// TLS bus, the referenced services and, when remote, the hand-over.
+func newControlPlane(tb testing.TB, name string, remote bool) *c5c3v1alpha1.ControlPlane {
+	tb.Helper()
+	putSecret(tb, name+"-bus", map[string]string{"transport_url": busURL})
+	putSecret(tb, name+"-bus-ca", map[string]string{"ca.crt": caBundle})
+	putSecret(tb, name+"-nova-password", map[string]string{"password": servicePass})
+	putSecret(tb, name+"-remote-transport", map[string]string{"transport_url": remoteBusURL})
+	svc := func(host string) *c5c3v1alpha1.ReferencedService {
+		return &c5c3v1alpha1.ReferencedService{InternalEndpoint: "http://" + host + ".openstack.svc", PublicEndpoint: "https://" + host + ".example.com"}
+	}
+	cp := &c5c3v1alpha1.ControlPlane{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace}}
+	cp.Spec.Infrastructure.Messaging = &c5c3v1alpha1.MessagingSpec{
+		SecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-bus"},
+		TLS:       &c5c3v1alpha1.MessagingTLSSpec{CABundleSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-bus-ca"}},
+	}
+	cp.Spec.Services = c5c3v1alpha1.ServicesSpec{
+		Keystone:  &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: "http://keystone.openstack.svc:5000/v3", PublicEndpoint: "https://keystone.example.com/v3", Region: "RegionOne"},
+		Placement: svc("placement"), Neutron: svc("neutron"), Glance: svc("glance"),
+		Nova: &c5c3v1alpha1.NovaServiceSpec{
+			OpenStackRelease:     "2026.1",
+			Image:                anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/nova", Tag: "2026.1"},
+			ServiceUserSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-nova-password"},
+		},
+	}
+	if remote {
+		cp.Spec.Services.Nova.RemoteCompute = &c5c3v1alpha1.RemoteComputeSpec{TransportURLSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-remote-transport"}}
+	}
+	if err := env.Management.Client.Create(context.Background(), cp); err != nil {
+		tb.Fatalf("creating ControlPlane %s: %v", name, err)
+	}
+	return cp
+}
+
+// newPool creates a NovaCompute of cp's Nova on a compute cluster. No pool
+// controller runs: the ControlPlane needs only the object.
+func newPool(tb testing.TB, cp, name, cluster string) *novav1alpha1.NovaCompute {
+	tb.Helper()
+	p := &novav1alpha1.NovaCompute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace}}
+	p.Spec.NovaRef.Name = cp + "-nova"
+	p.Spec.TargetClusterRef = &anvilmeta.TargetClusterRef{Name: cluster}
+	if err := env.Management.Client.Create(context.Background(), p); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// waitNovaReady waits until the ControlPlane's NovaReady has the reason.
+func waitNovaReady(tb testing.TB, name, reason string) *metav1.Condition {
+	tb.Helper()
+	var got *metav1.Condition
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		cp := &c5c3v1alpha1.ControlPlane{}
+		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name}, cp); err != nil {
+			return false, nil //nolint:nilerr // poll again
+		}
+		got = apimeta.FindStatusCondition(cp.Status.Conditions, c5c3v1alpha1.NovaReadyCondition)
+		return got != nil && got.Reason == reason, nil
+	})
+	if err != nil {
+		tb.Fatalf("%s: NovaReady never reached %s (last %+v)", name, reason, got)
+	}
+	return got
+}
+
+func remoteSecret(tb testing.TB, cluster, name string) (*corev1.Secret, error) {
+	tb.Helper()
+	s := &corev1.Secret{}
+	err := env.ComputeCluster(cluster).Client.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: name}, s)
+	return s, err
+}
+
+func localSecret(tb testing.TB, name string) *corev1.Secret {
+	tb.Helper()
+	s := &corev1.Secret{}
+	if err := env.Management.Client.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: name}, s); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// assertNoLeak fails when a test credential appears in the log, an event or
+// a condition.
+func assertNoLeak(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	texts := []string{logs.String()}
+	events := &corev1.EventList{}
+	if err := env.Management.Client.List(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		texts = append(texts, e.Message)
+	}
+	cps := &c5c3v1alpha1.ControlPlaneList{}
+	if err := env.Management.Client.List(ctx, cps); err != nil {
+		t.Fatal(err)
+	}
+	for _, cp := range cps.Items {
+		for _, c := range cp.Status.Conditions {
+			texts = append(texts, c.Message)
+		}
+	}
+	for _, text := range texts {
+		for _, secret := range credentials {
+			if strings.Contains(text, secret) {
+				t.Errorf("a credential leaked into the log, an event or a condition (%d bytes)", len(secret))
+			}
+		}
+	}
+}

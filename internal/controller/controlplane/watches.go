@@ -1,0 +1,116 @@
+package controlplane
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+)
+
+// secretIndex indexes ControlPlanes by the names of the Secrets they read,
+// including their Nova's published contracts.
+const secretIndex = "controlplane.secrets"
+
+// ReadSecretNames lists every Secret a ControlPlane's pass reads.
+func ReadSecretNames(cp *c5c3v1alpha1.ControlPlane) []string {
+	var names []string
+	if m := cp.Spec.Infrastructure.Messaging; m != nil {
+		names = append(names, m.SecretRef.Name)
+		if m.TLS != nil {
+			names = append(names, m.TLS.CABundleSecretRef.Name)
+		}
+	}
+	if n := cp.Spec.Services.Nova; n != nil {
+		names = append(names, n.ServiceUserSecretRef.Name,
+			NovaName(cp)+novav1alpha1.ComputeConfigSuffix, NovaName(cp)+novav1alpha1.RemoteComputeConfigSuffix)
+		if n.RemoteCompute != nil {
+			names = append(names, n.RemoteCompute.TransportURLSecretRef.Name)
+		}
+		if n.MetadataSharedSecretRef != nil {
+			names = append(names, n.MetadataSharedSecretRef.Name)
+		}
+	}
+	return names
+}
+
+// poolLifecycle passes a pool's creation, deletion and the start of its
+// deletion: the only changes that move mirror targets.
+var poolLifecycle = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return true },
+	DeleteFunc:  func(event.DeleteEvent) bool { return true },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
+	},
+}
+
+// SetupWithManager wires the controller: the ControlPlane, its local
+// children, every Secret it reads, the lifecycle of its Nova's pools, its
+// mirrors on compute clusters, and the clusters' comings and goings.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("controlplane-controller")
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &c5c3v1alpha1.ControlPlane{}, secretIndex, func(o client.Object) []string {
+		return ReadSecretNames(o.(*c5c3v1alpha1.ControlPlane))
+	}); err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("controlplane-controller").
+		For(&c5c3v1alpha1.ControlPlane{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&novav1alpha1.Nova{}).
+		Owns(&corev1.Secret{}).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.controlPlanesReading)).
+		Watches(&novav1alpha1.NovaCompute{}, handler.EnqueueRequestsFromMapFunc(r.controlPlaneOfPool), builder.WithPredicates(poolLifecycle))
+	if r.Registry != nil {
+		mirrors, err := r.Registry.RemoteChildrenFromAnyCluster(&corev1.Secret{}, &c5c3v1alpha1.ControlPlane{})
+		if err != nil {
+			return err
+		}
+		b = b.WatchesRawSource(mirrors).
+			WatchesRawSource(r.Registry.AnyClusterChanges(func() client.ObjectList { return &c5c3v1alpha1.ControlPlaneList{} }))
+	}
+	return b.Complete(r)
+}
+
+// controlPlanesReading maps a Secret to the ControlPlanes in its namespace
+// that read it.
+func (r *Reconciler) controlPlanesReading(ctx context.Context, s client.Object) []reconcile.Request {
+	list := &c5c3v1alpha1.ControlPlaneList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(s.GetNamespace()), client.MatchingFields{secretIndex: s.GetName()}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}
+
+// controlPlaneOfPool maps a pool to the ControlPlane that owns its Nova.
+func (r *Reconciler) controlPlaneOfPool(ctx context.Context, o client.Object) []reconcile.Request {
+	pool, ok := o.(*novav1alpha1.NovaCompute)
+	if !ok || pool.Spec.NovaRef.Name == "" {
+		return nil
+	}
+	nova := &novav1alpha1.Nova{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pool.Namespace, Name: pool.Spec.NovaRef.Name}, nova); err != nil {
+		return nil
+	}
+	ref := metav1.GetControllerOf(nova)
+	if ref == nil || ref.Kind != "ControlPlane" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: nova.Namespace, Name: ref.Name}}}
+}
