@@ -73,8 +73,9 @@ test-integration: tools deps ## Integration tests on real kube-apiservers and re
 	go test -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -run 'Integration' ./...
 
 .PHONY: test-e2e
-test-e2e: tools ## End-to-end: bring the devstack up, check it, tear it down.
+test-e2e: tools ## End-to-end: the devstack, and step 1 of the guide on a devstack of its own.
 	test/e2e/devstack.sh
+	test/e2e/guide-step1.sh
 
 .PHONY: bench
 bench: tools ## Benchmarks on real apiservers; see docs/reference/controlplane.md for the numbers.

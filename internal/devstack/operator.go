@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -20,8 +22,10 @@ import (
 )
 
 // startOperator builds the operator and runs it in the background against
-// the management cluster. A running operator built from the same binary is
-// kept, so a repeated Up does not restart it.
+// the management cluster, serving its admission webhooks with the
+// certificate ensurePKI issued. A running operator built from the same
+// binary whose probes and webhook server answer is kept, so a repeated Up
+// does not restart it.
 func (s *Stack) startOperator(ctx context.Context, st *state) (string, error) {
 	binDir := filepath.Join(s.dir, "bin")
 	binary := filepath.Join(binDir, "anvil-operator")
@@ -36,24 +40,44 @@ func (s *Stack) startOperator(ctx context.Context, st *state) (string, error) {
 		return "", err
 	}
 
-	if op := st.Operator; op != nil && processAlive(op.PID) {
-		if op.BinarySHA256 == sum && healthy(ctx, op.HealthAddr) {
-			return fmt.Sprintf("already running as pid %d", op.PID), nil
-		}
-		if err := stopProcess(op.PID, 15*time.Second); err != nil {
-			return "", err
+	pool, _, err := s.caPool()
+	if err != nil {
+		return "", err
+	}
+
+	previousWebhookPort := 0
+	if op := st.Operator; op != nil {
+		previousWebhookPort = op.WebhookPort
+		if processAlive(op.PID) {
+			// An operator from before the devstack served webhooks has no
+			// webhook port and is restarted with one.
+			if op.BinarySHA256 == sum && healthy(ctx, op.HealthAddr) && webhookServing(ctx, pool, op.WebhookPort) {
+				return fmt.Sprintf("already running as pid %d, webhooks on %s", op.PID, webhookURL(op.WebhookPort, "")), nil
+			}
+			if err := stopProcess(op.PID, 15*time.Second); err != nil {
+				return "", err
+			}
 		}
 	}
 	st.Operator = nil
 
-	ports, err := netutil.FreeLoopbackPorts(2)
+	ports, err := netutil.FreeLoopbackPorts(3)
 	if err != nil {
 		return "", err
+	}
+	webhookPort := ports[2]
+	// Keeping the previous port keeps the registered webhook URLs right
+	// while the operator restarts; installWebhooks rewrites them anyway
+	// when the port had to change. The kernel may just have handed the
+	// old port out for metrics or probes, which then wins.
+	if previousWebhookPort != 0 && !slices.Contains(ports[:2], previousWebhookPort) && portFree(previousWebhookPort) {
+		webhookPort = previousWebhookPort
 	}
 	op := &operatorState{
 		BinarySHA256: sum,
 		MetricsAddr:  "127.0.0.1:" + strconv.Itoa(ports[0]),
 		HealthAddr:   "127.0.0.1:" + strconv.Itoa(ports[1]),
+		WebhookPort:  webhookPort,
 	}
 	logFile, err := os.OpenFile(filepath.Join(s.dir, "operator.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -66,9 +90,12 @@ func (s *Stack) startOperator(ctx context.Context, st *state) (string, error) {
 		"--metrics-bind-address="+op.MetricsAddr,
 		"--health-probe-bind-address="+op.HealthAddr,
 		"--clusters-namespace="+clustersNamespace,
-		// The devstack does not serve webhooks yet: its clusters would need
-		// a serving certificate they trust. The CRD schema's rules apply.
-		"--enable-webhooks=false",
+		// The certificate in the cert dir is signed by the devstack CA,
+		// which installWebhooks hands the apiserver as the caBundle. The
+		// server binds every interface; the apiserver dials loopback.
+		"--enable-webhooks=true",
+		"--webhook-cert-dir="+s.webhookCertDir(),
+		"--webhook-port="+strconv.Itoa(op.WebhookPort),
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// A session of its own, so the operator outlives this command and a
@@ -88,12 +115,23 @@ func (s *Stack) startOperator(ctx context.Context, st *state) (string, error) {
 		if !processAlive(op.PID) {
 			return false, fmt.Errorf("the operator exited; see %s", filepath.Join(s.dir, "operator.log"))
 		}
-		return healthy(ctx, op.HealthAddr), nil
+		return healthy(ctx, op.HealthAddr) && webhookServing(ctx, pool, op.WebhookPort), nil
 	})
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("pid %d, log %s", op.PID, filepath.Join(s.dir, "operator.log")), nil
+	return fmt.Sprintf("pid %d, webhooks on %s, log %s", op.PID, webhookURL(op.WebhookPort, ""), filepath.Join(s.dir, "operator.log")), nil
+}
+
+// portFree tells whether a TCP port can be bound on every interface, as the
+// webhook server binds it.
+func portFree(port int) bool {
+	l, err := net.Listen("tcp", ":"+strconv.Itoa(port))
+	if err != nil {
+		return false
+	}
+	_ = l.Close()
+	return true
 }
 
 // healthy tells whether the operator's readiness probe answers 200.

@@ -106,7 +106,6 @@ func (s *Stack) Up(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p := newProgress(s.out, 8)
 	steps := []struct {
 		title string
 		run   func(context.Context, *state) (string, error)
@@ -118,8 +117,14 @@ func (s *Stack) Up(ctx context.Context) error {
 		{"Installing the CRDs", s.installCRDs},
 		{"Creating the namespaces", s.createNamespaces},
 		{"Registering the compute clusters", s.registerComputeClusters},
+		{"Issuing the webhook certificate", s.ensurePKI},
 		{"Starting the operator", s.startOperator},
+		// Only after the operator answers: with failurePolicy Fail, a
+		// webhook registered earlier would refuse every request it matches.
+		{"Registering the admission webhooks", s.installWebhooks},
+		{"Applying the sample ControlPlane", s.applySampleControlPlane},
 	}
+	p := newProgress(s.out, len(steps))
 	for _, step := range steps {
 		p.start(step.title)
 		detail, err := step.run(ctx, st)
@@ -150,9 +155,11 @@ Next steps:
   export KUBECONFIG=%s
   kubectl --context %s%s get crd
   kubectl --context %s%s get nodes -L %s
+  kubectl --context %s%s -n %s get controlplane %s
   tail -f %s
   %s     # stop everything and remove %s
 `, s.KubeconfigPath(), ContextPrefix, ManagementCluster, ContextPrefix, ComputeClusterName(0), ZoneLabel,
+		ContextPrefix, ManagementCluster, WorkloadNamespace, SampleControlPlane,
 		filepath.Join(s.dir, "operator.log"), down, s.dir)
 }
 

@@ -24,6 +24,9 @@ type operatorState struct {
 	BinarySHA256 string `json:"binarySHA256"`
 	HealthAddr   string `json:"healthAddr"`
 	MetricsAddr  string `json:"metricsAddr"`
+	// WebhookPort is where the webhook server listens. A restarted operator
+	// gets it again when it is free, so the registered URLs stay right.
+	WebhookPort int `json:"webhookPort,omitempty"`
 }
 
 func (s *Stack) statePath() string { return filepath.Join(s.dir, "state.json") }

@@ -40,6 +40,8 @@ func (s *Stack) Status(ctx context.Context) error {
 	default:
 		fmt.Fprintf(tw, "operator\tready\tpid %d, metrics on %s\n", op.PID, op.MetricsAddr)
 	}
+	fmt.Fprintf(tw, "webhooks\t%s\n", s.webhookStatus(ctx, st))
+	fmt.Fprintf(tw, "controlplane %s/%s\t%s\n", WorkloadNamespace, SampleControlPlane, s.sampleStatus(ctx))
 	fmt.Fprintf(tw, "kubeconfig\t\t%s\n", s.KubeconfigPath())
 	return tw.Flush()
 }
@@ -89,4 +91,52 @@ func isAnvilGroup(g string) bool {
 		return true
 	}
 	return false
+}
+
+// webhookStatus renders "<state>\t<detail>" for the operator's webhook
+// server and the webhooks registered for it.
+func (s *Stack) webhookStatus(ctx context.Context, st *state) string {
+	if st.Operator == nil || st.Operator.WebhookPort == 0 {
+		return "not served\t"
+	}
+	pool, _, err := s.caPool()
+	if err != nil {
+		return "unknown\t" + err.Error()
+	}
+	url := webhookURL(st.Operator.WebhookPort, "")
+	if !webhookServing(ctx, pool, st.Operator.WebhookPort) {
+		return "down\t" + url + " does not answer"
+	}
+	c, err := s.managementClientIfUp(ctx)
+	if err != nil {
+		return "serving\t" + url
+	}
+	n, err := webhookConfigCount(ctx, c)
+	if err != nil {
+		return "serving\t" + url + ", " + err.Error()
+	}
+	return fmt.Sprintf("serving\t%s, %d webhook(s) registered", url, n)
+}
+
+// sampleStatus renders the sample ControlPlane's line.
+func (s *Stack) sampleStatus(ctx context.Context) string {
+	c, err := s.managementClientIfUp(ctx)
+	if err != nil {
+		return "unknown\t" + err.Error()
+	}
+	return controlPlaneStatus(ctx, c)
+}
+
+// managementClientIfUp returns a client for the management cluster, or an
+// error when its apiserver does not answer, so status does not wait out a
+// client timeout per line.
+func (s *Stack) managementClientIfUp(ctx context.Context) (client.Client, error) {
+	cfg, err := s.clusterConfig(ctx, ManagementCluster)
+	if err != nil {
+		return nil, err
+	}
+	if !reachable(ctx, cfg) {
+		return nil, errors.New("the management cluster does not answer")
+	}
+	return client.New(cfg, client.Options{Scheme: devstackScheme()})
 }

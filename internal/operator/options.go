@@ -144,6 +144,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 		if err := anvilwebhook.SetupNovaWebhook(mgr); err != nil {
 			return nil, fmt.Errorf("setting up the Nova webhook: %w", err)
 		}
+		if err := anvilwebhook.SetupControlPlaneWebhook(mgr); err != nil {
+			return nil, fmt.Errorf("setting up the ControlPlane webhook: %w", err)
+		}
 	}
 	return reg, nil
 }

@@ -1,0 +1,910 @@
+#!/usr/bin/env bash
+# openstack.sh installs and runs a small OpenStack control plane on 127.0.0.1
+# for Anvil's tests and devstack: MariaDB, RabbitMQ, Keystone, Placement,
+# nova-api, nova-conductor, nova-scheduler and a Neutron stub.
+#
+#   openstack.sh install   install the Debian packages (idempotent, non-interactive)
+#   openstack.sh start     start every service; running ones are left alone
+#   openstack.sh stop      stop the processes recorded in the pid files
+#   openstack.sh status    one line per service; exit 0 only when all run
+#
+# Every process runs as a plain child of this script's session, with its pid
+# file under <state>/run and its log under <state>/logs. The state directory is
+# <repo>/.devstack/openstack unless ANVIL_OPENSTACK_DIR names another.
+# See docs/reference/test-infrastructure.md.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+STATE=${ANVIL_OPENSTACK_DIR:-$REPO/.devstack/openstack}
+PY=/usr/bin/python3 # the PATH python3 may be a pyenv without the OpenStack modules
+TIMEOUT=${ANVIL_OPENSTACK_TIMEOUT:-180}
+
+MARIADB_PORT=${ANVIL_OPENSTACK_MARIADB_PORT:-13306}
+EPMD_PORT=${ANVIL_OPENSTACK_EPMD_PORT:-14369}
+RABBITMQ_PORT=${ANVIL_OPENSTACK_RABBITMQ_PORT:-15682}
+RABBITMQ_TLS_PORT=${ANVIL_OPENSTACK_RABBITMQ_TLS_PORT:-15681}
+RABBITMQ_DIST_PORT=${ANVIL_OPENSTACK_RABBITMQ_DIST_PORT:-15683}
+KEYSTONE_PORT=${ANVIL_OPENSTACK_KEYSTONE_PORT:-15500}
+KEYSTONE_TLS_PORT=${ANVIL_OPENSTACK_KEYSTONE_TLS_PORT:-15501}
+PLACEMENT_PORT=${ANVIL_OPENSTACK_PLACEMENT_PORT:-18778}
+NOVA_API_PORT=${ANVIL_OPENSTACK_NOVA_API_PORT:-18774}
+NEUTRON_PORT=${ANVIL_OPENSTACK_NEUTRON_PORT:-19696}
+
+REGION=RegionOne
+HOST=127.0.0.1
+KEYSTONE_URL=http://$HOST:$KEYSTONE_PORT/v3
+KEYSTONE_PUBLIC_URL=https://$HOST:$KEYSTONE_TLS_PORT/v3
+PLACEMENT_URL=http://$HOST:$PLACEMENT_PORT
+NOVA_URL=http://$HOST:$NOVA_API_PORT/v2.1
+NEUTRON_URL=http://$HOST:$NEUTRON_PORT
+RABBITMQ_NODE=anvil@localhost
+
+RUN=$STATE/run
+LOGS=$STATE/logs
+SECRETS=$STATE/secrets
+
+# Services in start order. stop walks the list backwards.
+SERVICES=(mariadb epmd rabbitmq neutron-stub keystone placement nova-api nova-conductor nova-scheduler)
+
+PACKAGES=(
+  mariadb-server rabbitmq-server keystone placement-api python3-osc-placement
+  nova-api nova-conductor nova-scheduler python3-nova python3-openstackclient
+  python3-pymysql uwsgi-core uwsgi-plugin-python3 openssl curl
+)
+
+# The openstack-pkg-tools questions, as package:question. Each is answered
+# "false", so the maintainer scripts touch no database and register nothing.
+DEBCONF_FALSE=(
+  keystone:keystone/configure_db keystone:keystone/create-admin-tenant
+  keystone:keystone/register-endpoint
+  nova-api:novaapi/configure_db nova-api:nova/configure_api-endpoint
+  nova-common:nova/configure_db nova-common:nova/configure_rabbit
+  nova-common:nova/configure_neutron nova-common:nova/configure_placement
+  nova-common:nova/configure_ksat nova-common:nova/ksat-create-service-user
+  placement-api:placement/configure_api-endpoint
+  placement-common:placement/configure_db placement-common:placement/configure_ksat
+  placement-common:placement/ksat-create-service-user
+)
+
+log() { echo "openstack: $*"; }
+err() { echo "openstack: $*" >&2; }
+
+# ---------------------------------------------------------------- install
+
+missing_packages() {
+  local pkg
+  for pkg in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || echo "$pkg"
+  done
+}
+
+POLICY_RC=/usr/sbin/policy-rc.d
+POLICY_BACKUP=""
+SUDO=""
+
+restore_policy_rc() {
+  if [[ -n $POLICY_BACKUP ]]; then
+    $SUDO mv -f "$POLICY_BACKUP" "$POLICY_RC"
+  else
+    $SUDO rm -f "$POLICY_RC"
+  fi
+}
+
+cmd_install() {
+  local missing
+  mapfile -t missing < <(missing_packages)
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    log "install: every package is already installed"
+    return 0
+  fi
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { err "install: need root or sudo to install ${missing[*]}"; exit 1; }
+    SUDO=sudo
+  fi
+  log "install: installing ${missing[*]}"
+  local started=$SECONDS entry
+  for entry in "${DEBCONF_FALSE[@]}"; do
+    echo "${entry%%:*} ${entry#*:} boolean false"
+  done | $SUDO debconf-set-selections
+
+  # A policy-rc.d that exits 101 tells invoke-rc.d to start no daemon. An
+  # existing one is kept aside and put back afterwards.
+  if [[ -e $POLICY_RC ]]; then
+    POLICY_BACKUP=$POLICY_RC.anvil-saved
+    $SUDO cp -a "$POLICY_RC" "$POLICY_BACKUP"
+  fi
+  trap restore_policy_rc EXIT
+  printf '#!/bin/sh\n# hack/openstack/openstack.sh install: start no daemon\nexit 101\n' |
+    $SUDO tee "$POLICY_RC" >/dev/null
+  $SUDO chmod 0755 "$POLICY_RC"
+
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    -o DPkg::Lock::Timeout=600 \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+    "${missing[@]}"
+  restore_policy_rc
+  trap - EXIT
+
+  mapfile -t missing < <(missing_packages)
+  if [[ ${#missing[@]} -ne 0 ]]; then
+    err "install: still missing after apt-get: ${missing[*]}"
+    exit 1
+  fi
+  log "install: done in $((SECONDS - started))s"
+}
+
+# ---------------------------------------------------------------- processes
+
+# A pid file holds "<pid> <start time>". The start time (field 22 of
+# /proc/<pid>/stat) tells our process apart from a later one that reuses the
+# pid, for example after a reboot.
+proc_starttime() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) } # drop "pid (comm) ", comm may contain spaces
+  local fields
+  read -r -a fields <<<"$stat"
+  [[ ${fields[0]} != Z ]] || return 1 # a zombie has already exited
+  echo "${fields[19]}"
+}
+
+# service_pid NAME prints the pid when the recorded process still runs.
+service_pid() {
+  local file=$RUN/$1.pid pid start now
+  [[ -f $file ]] || return 1
+  read -r pid start <"$file" || return 1
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  now=$(proc_starttime "$pid") || return 1
+  [[ $now == "$start" ]] || return 1
+  echo "$pid"
+}
+
+# group_alive PGID succeeds while any live (non-zombie) process is in the group.
+group_alive() {
+  local stat rest fields
+  for stat in /proc/[0-9]*/stat; do
+    rest=$(cat "$stat" 2>/dev/null) || continue
+    rest=${rest##*) }
+    read -r -a fields <<<"$rest"
+    [[ ${fields[0]} != Z && ${fields[2]} == "$1" ]] && return 0
+  done
+  return 1
+}
+
+port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+
+# launch NAME PORT... -- COMMAND... starts COMMAND in a new session, so that
+# its pid is also its process group and stop reaches every child it forks.
+launch() {
+  local name=$1 port
+  shift
+  while [[ $1 != -- ]]; do
+    port=$1
+    shift
+    if port_open "$port"; then
+      err "$name: port $port on $HOST is already taken by another process"
+      err "$name: stop that process, or choose other ports (see the ANVIL_OPENSTACK_*_PORT variables)"
+      exit 1
+    fi
+  done
+  shift
+  local logf=$LOGS/$name.log
+  echo "==== $(date -Is) starting $name" >>"$logf"
+  (cd "$STATE" && exec setsid "$@" </dev/null >>"$logf" 2>&1) &
+  local pid=$!
+  local start
+  start=$(proc_starttime "$pid") || start=0
+  echo "$pid $start" >"$RUN/$name.pid"
+}
+
+# fail NAME MESSAGE prints the end of the service's log and exits.
+fail() {
+  local name=$1 logf=$LOGS/$1.log
+  shift
+  err "$name: $*"
+  if [[ -f $logf ]]; then
+    err "$name: last lines of $logf:"
+    tail -n 40 "$logf" | sed 's/^/    /' >&2
+  fi
+  exit 1
+}
+
+# wait_until NAME WHAT COMMAND... polls COMMAND until it succeeds. It gives up
+# when the service's process exits or after TIMEOUT seconds.
+wait_until() {
+  local name=$1 what=$2 deadline=$((SECONDS + TIMEOUT))
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    service_pid "$name" >/dev/null || fail "$name" "exited before $what"
+    ((SECONDS < deadline)) || fail "$name" "not $what after ${TIMEOUT}s"
+    sleep 0.3
+  done
+}
+
+http_ok() { # URL [CAFILE]
+  local args=(--silent --fail --output /dev/null --max-time 5)
+  [[ -n ${2:-} ]] && args+=(--cacert "$2")
+  curl "${args[@]}" "$1"
+}
+
+stop_service() {
+  local name=$1 pid pgid stat fields deadline
+  pid=$(service_pid "$name") || { rm -f "$RUN/$name.pid"; return 0; }
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || { rm -f "$RUN/$name.pid"; return 0; }
+  stat=${stat##*) }
+  read -r -a fields <<<"$stat"
+  pgid=${fields[2]}
+  if [[ $pgid != "$pid" ]]; then
+    # Not a group leader: signal the process alone.
+    kill -TERM "$pid" 2>/dev/null || true
+    pgid=""
+  else
+    kill -TERM -- "-$pgid" 2>/dev/null || true
+  fi
+  deadline=$((SECONDS + 30))
+  while ((SECONDS < deadline)); do
+    if [[ -n $pgid ]]; then group_alive "$pgid" || break; else service_pid "$name" >/dev/null || break; fi
+    sleep 0.2
+  done
+  if [[ -n $pgid ]] && group_alive "$pgid"; then
+    err "$name: still running after 30s, sending KILL"
+    kill -KILL -- "-$pgid" 2>/dev/null || true
+  elif [[ -z $pgid ]] && service_pid "$name" >/dev/null; then
+    err "$name: still running after 30s, sending KILL"
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$RUN/$name.pid"
+  log "$name: stopped (pid $pid)"
+}
+
+# ---------------------------------------------------------------- state
+
+secret() { # NAME prints the secret, creating it once
+  local file=$SECRETS/$1
+  if [[ ! -s $file ]]; then
+    (umask 077 && openssl rand -hex 24 >"$file.tmp" && mv "$file.tmp" "$file")
+  fi
+  cat "$file"
+}
+
+# write_file PATH writes stdin to PATH with mode 0600, atomically.
+write_file() {
+  (umask 077 && cat >"$1.tmp" && mv -f "$1.tmp" "$1")
+}
+
+# make_tls DIR NAME creates a CA and a server certificate for 127.0.0.1 and
+# localhost, once. The CA key never leaves DIR.
+make_tls() {
+  local dir=$1 name=$2
+  [[ -s $dir/server.crt && -s $dir/ca.crt && -s $dir/server.key ]] && return 0
+  mkdir -p "$dir"
+  chmod 0700 "$dir"
+  (
+    umask 077
+    cd "$dir"
+    openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 3650 \
+      -keyout ca.key -out ca.crt -subj "/O=Anvil local test/CN=Anvil $name CA" \
+      -addext "basicConstraints=critical,CA:TRUE" \
+      -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+    openssl req -new -newkey rsa:2048 -nodes -sha256 \
+      -keyout server.key -out server.csr -subj "/O=Anvil local test/CN=localhost" 2>/dev/null
+    printf '%s\n' "basicConstraints=critical,CA:FALSE" \
+      "keyUsage=critical,digitalSignature,keyEncipherment" \
+      "extendedKeyUsage=serverAuth" \
+      "subjectAltName=IP:127.0.0.1,DNS:localhost" >server.ext
+    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+      -sha256 -days 3650 -extfile server.ext -out server.crt 2>/dev/null
+    rm -f server.csr server.ext ca.srl
+  )
+  chmod 0644 "$dir/ca.crt" "$dir/server.crt"
+}
+
+# pkg_version PACKAGE, for markers that redo a schema sync after an upgrade.
+pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
+
+marker_is() { [[ -f $1 && $(cat "$1") == "$2" ]]; }
+
+prepare_state() {
+  mkdir -p "$STATE"
+  chmod 0700 "$STATE"
+  mkdir -p "$RUN" "$LOGS" "$SECRETS" "$STATE"/{mariadb,rabbitmq,keystone,placement,nova}
+  chmod 0700 "$SECRETS"
+  local missing
+  mapfile -t missing < <(missing_packages)
+  if [[ ${#missing[@]} -ne 0 ]]; then
+    err "packages are missing: ${missing[*]}"
+    err "run: $0 install"
+    exit 1
+  fi
+  make_tls "$STATE/rabbitmq/tls" RabbitMQ
+  make_tls "$STATE/keystone/tls" Keystone
+  cp -f "$STATE/rabbitmq/tls/ca.crt" "$STATE/rabbitmq/ca.crt"
+  cp -f "$STATE/keystone/tls/ca.crt" "$STATE/keystone-ca.crt"
+}
+
+db_url() { # USER DATABASE
+  echo "mysql+pymysql://$1:$(secret "db-$1")@$HOST:$MARIADB_PORT/$2?charset=utf8mb4"
+}
+
+# ---------------------------------------------------------------- MariaDB
+
+MARIADB_DIR=$STATE/mariadb
+MARIADB_SOCKET=$MARIADB_DIR/mariadb.sock
+
+mariadb_sql() {
+  mariadb --no-defaults --socket="$MARIADB_SOCKET" --user="$(id -un)" --batch --skip-column-names
+}
+
+start_mariadb() {
+  if ! service_pid mariadb >/dev/null; then
+    if [[ ! -d $MARIADB_DIR/data/mysql ]]; then
+      log "mariadb: creating the data directory"
+      rm -rf "$MARIADB_DIR/data"
+      mkdir -p "$MARIADB_DIR/data"
+      mariadb-install-db --no-defaults --datadir="$MARIADB_DIR/data" --user="$(id -un)" \
+        --auth-root-authentication-method=socket --skip-test-db >>"$LOGS/mariadb.log" 2>&1 ||
+        fail mariadb "mariadb-install-db failed"
+    fi
+    mkdir -p "$MARIADB_DIR/tmp"
+    launch mariadb "$MARIADB_PORT" -- /usr/sbin/mariadbd --no-defaults \
+      --datadir="$MARIADB_DIR/data" --tmpdir="$MARIADB_DIR/tmp" \
+      --socket="$MARIADB_SOCKET" --pid-file="$MARIADB_DIR/mariadbd.pid" \
+      --bind-address=$HOST --port="$MARIADB_PORT" --user="$(id -un)" \
+      --skip-name-resolve --max-connections=500 \
+      --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
+      --innodb-buffer-pool-size=128M --innodb-flush-log-at-trx-commit=2 \
+      --performance-schema=OFF
+    log "mariadb: started on $HOST:$MARIADB_PORT"
+  fi
+  wait_until mariadb "accepting connections" mariadb-admin --no-defaults \
+    --socket="$MARIADB_SOCKET" --user="$(id -un)" ping
+  # Databases and users; the statements are idempotent and go through stdin.
+  {
+    local db user
+    for db in keystone placement nova_api nova nova_cell0; do
+      echo "CREATE DATABASE IF NOT EXISTS \`$db\` CHARACTER SET utf8mb4;"
+    done
+    for user in keystone placement nova; do
+      for h in 127.0.0.1 localhost; do
+        echo "CREATE USER IF NOT EXISTS '$user'@'$h' IDENTIFIED BY '$(secret "db-$user")';"
+        echo "ALTER USER '$user'@'$h' IDENTIFIED BY '$(secret "db-$user")';"
+      done
+    done
+    for h in 127.0.0.1 localhost; do
+      echo "GRANT ALL PRIVILEGES ON keystone.* TO 'keystone'@'$h';"
+      echo "GRANT ALL PRIVILEGES ON placement.* TO 'placement'@'$h';"
+      for db in nova_api nova nova_cell0; do
+        echo "GRANT ALL PRIVILEGES ON \`$db\`.* TO 'nova'@'$h';"
+      done
+    done
+  } | mariadb_sql >>"$LOGS/mariadb.log" 2>&1 || fail mariadb "creating the databases failed"
+}
+
+# ---------------------------------------------------------------- RabbitMQ
+
+RABBITMQ_DIR=$STATE/rabbitmq
+RABBITMQ_BIN=/usr/lib/rabbitmq/bin
+
+rabbitmq_env() {
+  echo HOME="$RABBITMQ_DIR/home"
+  echo ERL_EPMD_ADDRESS=$HOST
+  echo ERL_EPMD_PORT="$EPMD_PORT"
+  echo RABBITMQ_NODENAME=$RABBITMQ_NODE
+  echo RABBITMQ_USE_LONGNAME=false
+  echo RABBITMQ_CONF_ENV_FILE="$RABBITMQ_DIR/rabbitmq-env.conf"
+  echo RABBITMQ_CONFIG_FILE="$RABBITMQ_DIR/rabbitmq.conf"
+  echo RABBITMQ_ADVANCED_CONFIG_FILE="$RABBITMQ_DIR/advanced.config"
+  echo RABBITMQ_ENABLED_PLUGINS_FILE="$RABBITMQ_DIR/enabled_plugins"
+  echo RABBITMQ_MNESIA_BASE="$RABBITMQ_DIR/mnesia"
+  echo RABBITMQ_LOG_BASE="$LOGS"
+  echo RABBITMQ_LOGS=-
+  echo RABBITMQ_PID_FILE="$RABBITMQ_DIR/rabbitmq.pid"
+  echo RABBITMQ_DIST_PORT="$RABBITMQ_DIST_PORT"
+  echo "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-kernel inet_dist_use_interface {127,0,0,1}"
+}
+
+rabbitmqctl() {
+  local -a envs
+  mapfile -t envs < <(rabbitmq_env)
+  env "${envs[@]}" "$RABBITMQ_BIN/rabbitmqctl" -n "$RABBITMQ_NODE" "$@"
+}
+
+start_epmd() {
+  service_pid epmd >/dev/null && return 0
+  launch epmd "$EPMD_PORT" -- /usr/bin/epmd -address $HOST -port "$EPMD_PORT"
+  wait_until epmd "listening" port_open "$EPMD_PORT"
+  log "epmd: started on $HOST:$EPMD_PORT"
+}
+
+write_rabbitmq_config() {
+  mkdir -p "$RABBITMQ_DIR/home" "$RABBITMQ_DIR/mnesia"
+  local cookie=$RABBITMQ_DIR/home/.erlang.cookie
+  if [[ ! -s $cookie ]]; then
+    (umask 077 && secret erlang-cookie | tr -d '\n' >"$cookie")
+    chmod 0400 "$cookie"
+  fi
+  : >"$RABBITMQ_DIR/rabbitmq-env.conf"
+  echo "[]." >"$RABBITMQ_DIR/enabled_plugins"
+  write_file "$RABBITMQ_DIR/rabbitmq.conf" <<CONF
+# Written by hack/openstack/openstack.sh; regenerated on every start.
+listeners.tcp.1 = $HOST:$RABBITMQ_PORT
+listeners.ssl.1 = $HOST:$RABBITMQ_TLS_PORT
+ssl_options.cacertfile = $RABBITMQ_DIR/tls/ca.crt
+ssl_options.certfile = $RABBITMQ_DIR/tls/server.crt
+ssl_options.keyfile = $RABBITMQ_DIR/tls/server.key
+ssl_options.verify = verify_none
+ssl_options.fail_if_no_peer_cert = false
+log.console = true
+log.console.level = info
+log.file = false
+CONF
+}
+
+start_rabbitmq() {
+  service_pid rabbitmq >/dev/null && return 0
+  write_rabbitmq_config
+  local -a envs
+  mapfile -t envs < <(rabbitmq_env)
+  launch rabbitmq "$RABBITMQ_PORT" "$RABBITMQ_TLS_PORT" "$RABBITMQ_DIST_PORT" -- \
+    env "${envs[@]}" "$RABBITMQ_BIN/rabbitmq-server"
+  log "rabbitmq: started on $HOST:$RABBITMQ_PORT (plain) and $HOST:$RABBITMQ_TLS_PORT (TLS)"
+}
+
+finish_rabbitmq() {
+  wait_until rabbitmq "listening on $RABBITMQ_PORT" port_open "$RABBITMQ_PORT"
+  wait_until rabbitmq "listening on $RABBITMQ_TLS_PORT" port_open "$RABBITMQ_TLS_PORT"
+  local pw marker=$RABBITMQ_DIR/mnesia/.anvil-nova-user
+  pw=$(secret rabbitmq-nova)
+  if ! marker_is "$marker" "$(sha256sum <<<"$pw" | cut -c1-16)"; then
+    if rabbitmqctl list_users --silent 2>>"$LOGS/rabbitmq.log" | grep -q '^nova[[:space:]]'; then
+      printf '%s\n' "$pw" | rabbitmqctl change_password nova >>"$LOGS/rabbitmq.log" 2>&1 ||
+        fail rabbitmq "setting the password of user nova failed"
+    else
+      printf '%s\n' "$pw" | rabbitmqctl add_user nova >>"$LOGS/rabbitmq.log" 2>&1 ||
+        fail rabbitmq "creating user nova failed"
+    fi
+    rabbitmqctl set_permissions -p / nova '.*' '.*' '.*' >>"$LOGS/rabbitmq.log" 2>&1 ||
+      fail rabbitmq "granting user nova the vhost / failed"
+    sha256sum <<<"$pw" | cut -c1-16 >"$marker"
+  fi
+  echo "rabbit://nova:$pw@$HOST:$RABBITMQ_PORT/" | write_file "$STATE/transport_url"
+  echo "rabbit://nova:$pw@$HOST:$RABBITMQ_TLS_PORT/" | write_file "$STATE/transport_url_tls"
+}
+
+# ---------------------------------------------------------------- Neutron stub
+
+start_neutron_stub() {
+  service_pid neutron-stub >/dev/null && return 0
+  launch neutron-stub "$NEUTRON_PORT" -- $PY "$HERE/neutron-stub.py" --host $HOST --port "$NEUTRON_PORT"
+  log "neutron-stub: started on $HOST:$NEUTRON_PORT"
+}
+
+# ---------------------------------------------------------------- uwsgi
+
+# uwsgi_launch NAME WSGI_FILE PROCESSES THREADS SOCKETS... -- ENV...
+uwsgi_launch() {
+  local name=$1 wsgi=$2 procs=$3 threads=$4
+  shift 4
+  local -a sockets=() ports=() envargs=()
+  while [[ $1 != -- ]]; do
+    sockets+=("$1")
+    local p=${1#*:}
+    ports+=("${p%%,*}")
+    shift
+  done
+  shift
+  local e
+  for e in "$@"; do envargs+=(--env "$e"); done
+  launch "$name" "${ports[@]}" -- /usr/bin/uwsgi --plugin python3 \
+    --master --die-on-term --need-app --enable-threads --thunder-lock \
+    --processes "$procs" --threads "$threads" --buffer-size 65535 --listen 100 \
+    --procname-prefix-spaced "anvil-$name" \
+    "${sockets[@]}" --wsgi-file "$wsgi" "${envargs[@]}"
+}
+
+# ---------------------------------------------------------------- Keystone
+
+KEYSTONE_DIR=$STATE/keystone
+
+keystone_manage() {
+  keystone-manage --config-file "$KEYSTONE_DIR/keystone.conf" "$@" >>"$LOGS/keystone-manage.log" 2>&1
+}
+
+authtoken_section() { # USER
+  cat <<CONF
+[keystone_authtoken]
+www_authenticate_uri = http://$HOST:$KEYSTONE_PORT/
+auth_url = http://$HOST:$KEYSTONE_PORT/
+auth_type = password
+user_domain_name = Default
+project_domain_name = Default
+project_name = service
+username = $1
+password = $(secret "keystone-$1")
+region_name = $REGION
+interface = internal
+service_token_roles_required = true
+CONF
+}
+
+start_keystone() {
+  service_pid keystone >/dev/null && return 0
+  write_file "$KEYSTONE_DIR/keystone.conf" <<CONF
+# Written by hack/openstack/openstack.sh; regenerated on every start.
+[DEFAULT]
+log_file =
+use_stderr = true
+
+[database]
+connection = $(db_url keystone keystone)
+
+[token]
+provider = fernet
+
+[fernet_tokens]
+key_repository = $KEYSTONE_DIR/fernet-keys
+
+[fernet_receipts]
+key_repository = $KEYSTONE_DIR/fernet-keys
+
+[credential]
+key_repository = $KEYSTONE_DIR/credential-keys
+
+[cache]
+enabled = true
+backend = oslo_cache.dict
+CONF
+  local marker=$KEYSTONE_DIR/.db-synced
+  if ! marker_is "$marker" "$(pkg_version keystone)"; then
+    log "keystone: syncing the database"
+    keystone_manage db_sync || fail keystone-manage "keystone-manage db_sync failed"
+    pkg_version keystone >"$marker"
+  fi
+  if [[ ! -s $KEYSTONE_DIR/fernet-keys/0 ]]; then
+    keystone_manage fernet_setup --keystone-user "$(id -un)" --keystone-group "$(id -gn)" ||
+      fail keystone-manage "keystone-manage fernet_setup failed"
+  fi
+  if [[ ! -s $KEYSTONE_DIR/credential-keys/0 ]]; then
+    keystone_manage credential_setup --keystone-user "$(id -un)" --keystone-group "$(id -gn)" ||
+      fail keystone-manage "keystone-manage credential_setup failed"
+  fi
+  marker=$KEYSTONE_DIR/.bootstrapped
+  local want="$KEYSTONE_URL $KEYSTONE_PUBLIC_URL $(sha256sum <<<"$(secret keystone-admin)" | cut -c1-16)"
+  if ! marker_is "$marker" "$want"; then
+    log "keystone: bootstrapping admin and the identity endpoints"
+    # The password travels in the environment, which only this user can read.
+    OS_BOOTSTRAP_PASSWORD=$(secret keystone-admin) keystone_manage bootstrap \
+      --bootstrap-username admin --bootstrap-project-name admin --bootstrap-role-name admin \
+      --bootstrap-service-name keystone --bootstrap-region-id "$REGION" \
+      --bootstrap-admin-url "$KEYSTONE_URL" --bootstrap-internal-url "$KEYSTONE_URL" \
+      --bootstrap-public-url "$KEYSTONE_PUBLIC_URL" ||
+      fail keystone-manage "keystone-manage bootstrap failed"
+    echo "$want" >"$marker"
+  fi
+  # One process, so the in-memory cache is the only cache and never stale.
+  uwsgi_launch keystone /usr/bin/keystone-wsgi-public 1 8 \
+    --http-socket "$HOST:$KEYSTONE_PORT" \
+    --https-socket "$HOST:$KEYSTONE_TLS_PORT,$KEYSTONE_DIR/tls/server.crt,$KEYSTONE_DIR/tls/server.key" -- \
+    OS_KEYSTONE_CONFIG_DIR="$KEYSTONE_DIR"
+  log "keystone: started on $KEYSTONE_URL and $KEYSTONE_PUBLIC_URL"
+}
+
+finish_keystone() {
+  wait_until keystone "answering on $KEYSTONE_URL" http_ok "$KEYSTONE_URL"
+  wait_until keystone "answering on $KEYSTONE_PUBLIC_URL" http_ok "$KEYSTONE_PUBLIC_URL" "$STATE/keystone-ca.crt"
+}
+
+# The catalog: service users, services and endpoints. catalog.py is
+# idempotent; a marker skips it while nothing it registers has changed.
+register_catalog() {
+  local spec want marker=$STATE/.catalog-registered
+  spec=$(
+    cat <<JSON
+{
+  "auth_url": "$KEYSTONE_URL",
+  "region": "$REGION",
+  "admin_password_file": "$SECRETS/keystone-admin",
+  "users": {
+    "nova": "$SECRETS/keystone-nova",
+    "placement": "$SECRETS/keystone-placement"
+  },
+  "services": [
+    {"name": "keystone", "type": "identity", "description": "OpenStack Identity",
+     "endpoints": {"public": "$KEYSTONE_PUBLIC_URL", "internal": "$KEYSTONE_URL", "admin": "$KEYSTONE_URL"}},
+    {"name": "placement", "type": "placement", "description": "Placement API",
+     "endpoints": {"public": "$PLACEMENT_URL", "internal": "$PLACEMENT_URL", "admin": "$PLACEMENT_URL"}},
+    {"name": "nova", "type": "compute", "description": "OpenStack Compute",
+     "endpoints": {"public": "$NOVA_URL", "internal": "$NOVA_URL", "admin": "$NOVA_URL"}},
+    {"name": "neutron", "type": "network", "description": "Neutron stub (empty lists)",
+     "endpoints": {"public": "$NEUTRON_URL", "internal": "$NEUTRON_URL", "admin": "$NEUTRON_URL"}}
+  ]
+}
+JSON
+  )
+  secret keystone-nova >/dev/null
+  secret keystone-placement >/dev/null
+  want=$(cat "$SECRETS/keystone-admin" "$SECRETS/keystone-nova" "$SECRETS/keystone-placement" - <<<"$spec" | sha256sum | cut -c1-16)
+  marker_is "$marker" "$want" && return 0
+  log "keystone: registering service users, services and endpoints"
+  $PY "$HERE/catalog.py" register <<<"$spec" >>"$LOGS/catalog.log" 2>&1 ||
+    fail catalog "registering the catalog failed"
+  echo "$want" >"$marker"
+}
+
+# ---------------------------------------------------------------- Placement
+
+PLACEMENT_DIR=$STATE/placement
+
+start_placement() {
+  service_pid placement >/dev/null && return 0
+  write_file "$PLACEMENT_DIR/placement.conf" <<CONF
+# Written by hack/openstack/openstack.sh; regenerated on every start.
+[DEFAULT]
+use_stderr = true
+
+[api]
+auth_strategy = keystone
+
+[placement_database]
+connection = $(db_url placement placement)
+
+$(authtoken_section placement)
+CONF
+  local marker=$PLACEMENT_DIR/.db-synced
+  if ! marker_is "$marker" "$(pkg_version placement-common)"; then
+    log "placement: syncing the database"
+    placement-manage --config-file "$PLACEMENT_DIR/placement.conf" db sync >>"$LOGS/placement-manage.log" 2>&1 ||
+      fail placement-manage "placement-manage db sync failed"
+    pkg_version placement-common >"$marker"
+  fi
+  uwsgi_launch placement /usr/bin/placement-api 1 4 --http-socket "$HOST:$PLACEMENT_PORT" -- \
+    OS_PLACEMENT_CONFIG_DIR="$PLACEMENT_DIR"
+  log "placement: started on $PLACEMENT_URL"
+}
+
+# ---------------------------------------------------------------- Nova
+
+NOVA_DIR=$STATE/nova
+NOVA_CONF=$NOVA_DIR/nova.conf
+
+nova_manage() {
+  nova-manage --config-file "$NOVA_CONF" "$@" >>"$LOGS/nova-manage.log" 2>&1
+}
+
+keystone_user_section() { # SECTION USER
+  cat <<CONF
+[$1]
+auth_type = password
+auth_url = http://$HOST:$KEYSTONE_PORT/v3
+user_domain_name = Default
+project_domain_name = Default
+project_name = service
+username = $2
+password = $(secret "keystone-$2")
+region_name = $REGION
+valid_interfaces = internal
+CONF
+}
+
+write_nova_config() {
+  mkdir -p "$NOVA_DIR/lock"
+  write_file "$NOVA_CONF" <<CONF
+# Written by hack/openstack/openstack.sh; regenerated on every start.
+# The control plane uses the plain bus; the TLS listener is for computes.
+[DEFAULT]
+transport_url = rabbit://nova:$(secret rabbitmq-nova)@$HOST:$RABBITMQ_PORT/
+my_ip = $HOST
+state_path = $NOVA_DIR
+use_stderr = true
+
+[api]
+auth_strategy = keystone
+
+[wsgi]
+api_paste_config = /etc/nova/api-paste.ini
+
+[api_database]
+connection = $(db_url nova nova_api)
+
+[database]
+connection = $(db_url nova nova)
+
+[conductor]
+workers = 1
+
+[scheduler]
+workers = 1
+# Hosts are discovered by Anvil's discovery Job, never by the scheduler.
+discover_hosts_in_cells_interval = -1
+
+[oslo_concurrency]
+lock_path = $NOVA_DIR/lock
+
+$(authtoken_section nova)
+
+$(keystone_user_section placement nova)
+
+$(keystone_user_section neutron nova)
+
+$(keystone_user_section service_user nova)
+send_service_user_token = true
+CONF
+}
+
+setup_nova_databases() {
+  local marker=$NOVA_DIR/.db-synced
+  marker_is "$marker" "$(pkg_version nova-common)" && return 0
+  log "nova: syncing the databases and mapping the cells"
+  nova_manage api_db sync || fail nova-manage "nova-manage api_db sync failed"
+  nova_manage cell_v2 map_cell0 || fail nova-manage "nova-manage cell_v2 map_cell0 failed"
+  # The cell takes its transport URL and database from nova.conf.
+  if ! nova-manage --config-file "$NOVA_CONF" cell_v2 list_cells 2>>"$LOGS/nova-manage.log" | grep -q '| *cell1 *|'; then
+    nova_manage cell_v2 create_cell --name cell1 || fail nova-manage "nova-manage cell_v2 create_cell failed"
+  fi
+  nova_manage db sync || fail nova-manage "nova-manage db sync failed"
+  pkg_version nova-common >"$marker"
+}
+
+start_nova_api() {
+  service_pid nova-api >/dev/null && return 0
+  # Eventlet is patched into nova-api, so it runs single-threaded processes.
+  uwsgi_launch nova-api /usr/bin/nova-api-wsgi 2 1 --http-socket "$HOST:$NOVA_API_PORT" -- \
+    OS_NOVA_CONFIG_DIR="$NOVA_DIR" OS_NOVA_CONFIG_FILES=nova.conf
+  log "nova-api: started on $NOVA_URL"
+}
+
+start_nova_service() { # nova-conductor | nova-scheduler
+  service_pid "$1" >/dev/null && return 0
+  launch "$1" -- "/usr/bin/$1" --config-file "$NOVA_CONF"
+  log "$1: started"
+}
+
+# ---------------------------------------------------------------- outputs
+
+write_outputs() {
+  write_file "$STATE/clouds.yaml" <<YAML
+# Written by hack/openstack/openstack.sh.
+# OS_CLIENT_CONFIG_FILE=$STATE/clouds.yaml openstack --os-cloud anvil ...
+clouds:
+  anvil:
+    auth:
+      auth_url: $KEYSTONE_URL
+      username: admin
+      password: $(secret keystone-admin)
+      project_name: admin
+      user_domain_name: Default
+      project_domain_name: Default
+    region_name: $REGION
+    interface: internal
+    identity_api_version: 3
+  anvil-public:
+    auth:
+      auth_url: $KEYSTONE_PUBLIC_URL
+      username: admin
+      password: $(secret keystone-admin)
+      project_name: admin
+      user_domain_name: Default
+      project_domain_name: Default
+    region_name: $REGION
+    interface: public
+    identity_api_version: 3
+    cacert: $STATE/keystone-ca.crt
+YAML
+  # Addresses only, no secrets: for scripts and the Go test helper.
+  write_file "$STATE/endpoints.env" <<ENV
+ANVIL_OPENSTACK_KEYSTONE_URL=$KEYSTONE_URL
+ANVIL_OPENSTACK_KEYSTONE_PUBLIC_URL=$KEYSTONE_PUBLIC_URL
+ANVIL_OPENSTACK_KEYSTONE_CA=$STATE/keystone-ca.crt
+ANVIL_OPENSTACK_PLACEMENT_URL=$PLACEMENT_URL
+ANVIL_OPENSTACK_NOVA_URL=$NOVA_URL
+ANVIL_OPENSTACK_NEUTRON_URL=$NEUTRON_URL
+ANVIL_OPENSTACK_REGION=$REGION
+ANVIL_OPENSTACK_RABBITMQ_HOST=$HOST
+ANVIL_OPENSTACK_RABBITMQ_PORT=$RABBITMQ_PORT
+ANVIL_OPENSTACK_RABBITMQ_TLS_PORT=$RABBITMQ_TLS_PORT
+ANVIL_OPENSTACK_RABBITMQ_CA=$STATE/rabbitmq/ca.crt
+ANVIL_OPENSTACK_TRANSPORT_URL_FILE=$STATE/transport_url
+ANVIL_OPENSTACK_TRANSPORT_URL_TLS_FILE=$STATE/transport_url_tls
+ANVIL_OPENSTACK_MARIADB_PORT=$MARIADB_PORT
+ANVIL_OPENSTACK_NOVA_CONF=$NOVA_CONF
+ANVIL_OPENSTACK_CLOUDS_YAML=$STATE/clouds.yaml
+ENV
+}
+
+# ---------------------------------------------------------------- commands
+
+lock_state() {
+  mkdir -p "$RUN"
+  exec 9>"$RUN/.lock"
+  flock -w 600 9 || { err "another openstack.sh holds $RUN/.lock"; exit 1; }
+}
+
+cmd_start() {
+  local started=$SECONDS
+  prepare_state
+  lock_state
+  start_mariadb
+  start_epmd
+  start_rabbitmq
+  start_neutron_stub
+  start_keystone
+  start_placement
+  write_nova_config
+  setup_nova_databases
+  start_nova_api
+  finish_keystone
+  register_catalog
+  finish_rabbitmq
+  # Both exit when the nova user is missing, so they start after the catalog.
+  start_nova_service nova-conductor
+  start_nova_service nova-scheduler
+  write_outputs
+  wait_until neutron-stub "answering" http_ok "$NEUTRON_URL/"
+  wait_until placement "answering on $PLACEMENT_URL" http_ok "$PLACEMENT_URL/"
+  wait_until nova-api "answering on $NOVA_URL" http_ok "http://$HOST:$NOVA_API_PORT/"
+  if ! $PY "$HERE/catalog.py" wait-compute --timeout "$TIMEOUT" \
+    --auth-url "$KEYSTONE_URL" --admin-password-file "$SECRETS/keystone-admin" --region "$REGION" \
+    >>"$LOGS/catalog.log" 2>&1; then
+    local s
+    for s in nova-conductor nova-scheduler nova-api; do
+      service_pid "$s" >/dev/null || fail "$s" "exited"
+    done
+    err "nova-conductor or nova-scheduler did not report up; see $LOGS/catalog.log"
+    tail -n 5 "$LOGS/catalog.log" | sed 's/^/    /' >&2
+    fail nova-conductor "compute services not up"
+  fi
+  log "all services up in $((SECONDS - started))s; state in $STATE"
+  log "try: OS_CLIENT_CONFIG_FILE=$STATE/clouds.yaml openstack --os-cloud anvil compute service list"
+}
+
+cmd_stop() {
+  lock_state
+  local i
+  for ((i = ${#SERVICES[@]} - 1; i >= 0; i--)); do
+    stop_service "${SERVICES[i]}"
+  done
+}
+
+service_ports() {
+  case $1 in
+    mariadb) echo "$MARIADB_PORT" ;;
+    epmd) echo "$EPMD_PORT" ;;
+    rabbitmq) echo "$RABBITMQ_PORT,$RABBITMQ_TLS_PORT/tls" ;;
+    neutron-stub) echo "$NEUTRON_PORT" ;;
+    keystone) echo "$KEYSTONE_PORT,$KEYSTONE_TLS_PORT/https" ;;
+    placement) echo "$PLACEMENT_PORT" ;;
+    nova-api) echo "$NOVA_API_PORT" ;;
+    *) echo "-" ;;
+  esac
+}
+
+cmd_status() {
+  local name pid all=0
+  for name in "${SERVICES[@]}"; do
+    if pid=$(service_pid "$name"); then
+      printf '%-15s running  pid %-8s port %s\n' "$name" "$pid" "$(service_ports "$name")"
+    else
+      printf '%-15s stopped  pid %-8s port %s\n' "$name" "-" "$(service_ports "$name")"
+      all=3
+    fi
+  done
+  return $all
+}
+
+usage() {
+  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+}
+
+case "${1:-}" in
+  install) cmd_install ;;
+  start) cmd_start ;;
+  stop) cmd_stop ;;
+  status) cmd_status ;;
+  -h | --help | help) usage ;;
+  *)
+    usage >&2
+    exit 2
+    ;;
+esac

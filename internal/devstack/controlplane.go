@@ -1,0 +1,227 @@
+package devstack
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	anvilmeta "github.com/anvil/anvil/api/meta"
+)
+
+// The sample ControlPlane and the Secrets it references. The names are the
+// ones the user guides use: the ControlPlane controlplane projects the Nova
+// controlplane-nova.
+const (
+	// SampleControlPlane is the name of the devstack's ControlPlane, in
+	// WorkloadNamespace on the management cluster.
+	SampleControlPlane = "controlplane"
+	// BusSecret holds the in-cluster transport URL under transport_url.
+	BusSecret = "devstack-bus"
+	// BusCASecret holds the broker's CA bundle under ca.crt.
+	BusCASecret = "devstack-bus-ca"
+	// NovaPasswordSecret holds the nova service user's password under
+	// password.
+	NovaPasswordSecret = "devstack-nova-password"
+)
+
+// The release and image the sample Nova declares. The devstack runs no
+// pods on the management cluster, so the image is never pulled; it only has
+// to pass admission.
+const (
+	sampleRelease    = "2026.1"
+	sampleRepository = "ghcr.io/c5c3/nova"
+)
+
+// applySampleControlPlane writes the Secrets and the ControlPlane the guides
+// start from. It runs after installWebhooks, so the ControlPlane passes the
+// same admission a user's does.
+//
+// The Secrets are created once: their random values are kept on every
+// later `up`, since rotating them would roll the whole control plane. Only
+// the CA bundle follows the devstack CA. An existing ControlPlane is left
+// alone, because the guides patch it (step 1 adds remoteCompute) and a
+// re-run must not undo that.
+func (s *Stack) applySampleControlPlane(ctx context.Context, _ *state) (string, error) {
+	c, err := s.clusterClient(ctx, ManagementCluster)
+	if err != nil {
+		return "", err
+	}
+	caPEM, err := os.ReadFile(s.caCertPath())
+	if err != nil {
+		return "", err
+	}
+	secrets := []struct {
+		name string
+		fill func(map[string][]byte) error
+	}{
+		{BusSecret, func(d map[string][]byte) error {
+			if len(d["transport_url"]) > 0 {
+				return nil
+			}
+			pw, err := randomToken()
+			if err != nil {
+				return err
+			}
+			// The devstack has no broker yet; a later change runs RabbitMQ
+			// on this address. Until then nothing dials it, and the URL only
+			// has to be well-formed for the compute contract.
+			d["transport_url"] = []byte(busURL(pw))
+			return nil
+		}},
+		{BusCASecret, func(d map[string][]byte) error {
+			d["ca.crt"] = caPEM
+			return nil
+		}},
+		{NovaPasswordSecret, func(d map[string][]byte) error {
+			if len(d["password"]) > 0 {
+				return nil
+			}
+			pw, err := randomToken()
+			if err != nil {
+				return err
+			}
+			d["password"] = []byte(pw)
+			return nil
+		}},
+	}
+	for _, sec := range secrets {
+		got := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: sec.name, Namespace: WorkloadNamespace}}
+		if _, err := controllerutil.CreateOrUpdate(ctx, c, got, func() error {
+			if got.Labels == nil {
+				got.Labels = map[string]string{}
+			}
+			got.Labels[managedByLabel] = managedByValue
+			if got.CreationTimestamp.IsZero() {
+				got.Type = corev1.SecretTypeOpaque
+			}
+			if got.Data == nil {
+				got.Data = map[string][]byte{}
+			}
+			return sec.fill(got.Data)
+		}); err != nil {
+			// The error names the Secret, never its data.
+			return "", fmt.Errorf("sample Secret %s/%s: %w", WorkloadNamespace, sec.name, err)
+		}
+	}
+
+	cp := sampleControlPlane()
+	err = c.Create(ctx, cp)
+	switch {
+	case err == nil:
+		return fmt.Sprintf("created ControlPlane %s/%s with Secrets %s, %s, %s", WorkloadNamespace, SampleControlPlane, BusSecret, BusCASecret, NovaPasswordSecret), nil
+	case apierrors.IsAlreadyExists(err):
+		return fmt.Sprintf("ControlPlane %s/%s exists and is left as it is", WorkloadNamespace, SampleControlPlane), nil
+	default:
+		return "", fmt.Errorf("ControlPlane %s/%s: %w", WorkloadNamespace, SampleControlPlane, err)
+	}
+}
+
+// busURL is the in-cluster transport URL of the devstack's (future) broker.
+func busURL(password string) string {
+	return "rabbit://nova:" + password + "@127.0.0.1:5671/"
+}
+
+// randomToken returns 32 random bytes in URL-safe base64, which needs no
+// escaping in the user part of a URL or in an INI file.
+func randomToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// sampleControlPlane is the ControlPlane the guides start from: a bus with
+// TLS, every referenced service with an https public endpoint, and Nova.
+// It sets no remoteCompute; step 1 of "Connect a compute cluster" does.
+func sampleControlPlane() *c5c3v1alpha1.ControlPlane {
+	service := func(name, port string) *c5c3v1alpha1.ReferencedService {
+		return &c5c3v1alpha1.ReferencedService{
+			InternalEndpoint: "http://127.0.0.1:" + port,
+			PublicEndpoint:   "https://" + name + ".127-0-0-1.nip.io",
+		}
+	}
+	return &c5c3v1alpha1.ControlPlane{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      SampleControlPlane,
+			Namespace: WorkloadNamespace,
+			Labels:    map[string]string{managedByLabel: managedByValue},
+		},
+		Spec: c5c3v1alpha1.ControlPlaneSpec{
+			Infrastructure: c5c3v1alpha1.InfrastructureSpec{
+				Messaging: &c5c3v1alpha1.MessagingSpec{
+					SecretRef: c5c3v1alpha1.SecretKeyRef{Name: BusSecret, Key: "transport_url"},
+					TLS: &c5c3v1alpha1.MessagingTLSSpec{
+						CABundleSecretRef: c5c3v1alpha1.SecretKeyRef{Name: BusCASecret, Key: "ca.crt"},
+					},
+				},
+			},
+			Services: c5c3v1alpha1.ServicesSpec{
+				Keystone: &c5c3v1alpha1.KeystoneSpec{
+					InternalEndpoint: "http://127.0.0.1:5000/v3",
+					PublicEndpoint:   "https://keystone.127-0-0-1.nip.io/v3",
+					Region:           "RegionOne",
+				},
+				Placement: service("placement", "8778"),
+				Neutron:   service("neutron", "9696"),
+				Glance:    service("glance", "9292"),
+				Nova: &c5c3v1alpha1.NovaServiceSpec{
+					OpenStackRelease:     sampleRelease,
+					Image:                anvilmeta.ImageSpec{Repository: sampleRepository, Tag: sampleRelease},
+					ServiceUserSecretRef: c5c3v1alpha1.SecretKeyRef{Name: NovaPasswordSecret, Key: "password"},
+				},
+			},
+		},
+	}
+}
+
+// controlPlaneStatus renders "<state>\t<detail>" for the sample
+// ControlPlane from its Ready and NovaReady conditions.
+func controlPlaneStatus(ctx context.Context, c client.Client) string {
+	cp := &c5c3v1alpha1.ControlPlane{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: WorkloadNamespace, Name: SampleControlPlane}, cp); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "absent\trun up to create it"
+		}
+		return "unknown\t" + err.Error()
+	}
+	return summarizeControlPlane(cp.Status.Conditions)
+}
+
+// summarizeControlPlane is controlPlaneStatus without the apiserver.
+func summarizeControlPlane(conds []metav1.Condition) string {
+	ready := meta.FindStatusCondition(conds, anvilmeta.ReadyCondition)
+	nova := meta.FindStatusCondition(conds, c5c3v1alpha1.NovaReadyCondition)
+	state := "pending"
+	switch {
+	case ready == nil:
+	case ready.Status == metav1.ConditionTrue:
+		state = "ready"
+	default:
+		state = "not ready"
+	}
+	var detail string
+	for _, cond := range []*metav1.Condition{ready, nova} {
+		if cond == nil {
+			continue
+		}
+		if detail != "" {
+			detail += ", "
+		}
+		detail += fmt.Sprintf("%s=%s (%s)", cond.Type, cond.Status, cond.Reason)
+	}
+	if detail == "" {
+		detail = "no conditions yet"
+	}
+	return state + "\t" + detail
+}
