@@ -200,20 +200,20 @@ func TestIntegrationMirrorNeverOverwritesAForeignSecret(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "hc-nova-compute-config", Namespace: testNamespace},
 		Data:       map[string][]byte{"nova-compute.conf": []byte("copied by hand")},
 	}
-	if err := env.ComputeCluster("compute-c").Client.Create(ctx, handCopy); err != nil {
+	if err := env.ComputeCluster("compute-a").Client.Create(ctx, handCopy); err != nil {
 		t.Fatal(err)
 	}
 	newControlPlane(t, "hc", true)
 	waitNovaReady(t, "hc", c5c3v1alpha1.NovaReadyReason)
-	newPool(t, "hc", "hc-c", "compute-c")
-	newPool(t, "hc", "hc-d", "compute-d")
+	newPool(t, "hc", "hc-a", "compute-a")
+	newPool(t, "hc", "hc-b", "compute-b")
 
 	c := waitNovaReady(t, "hc", c5c3v1alpha1.NovaComputeConfigErrorReason)
-	if !strings.Contains(c.Message, "hc-nova-compute-config") || !strings.Contains(c.Message, "compute-c") {
+	if !strings.Contains(c.Message, "hc-nova-compute-config") || !strings.Contains(c.Message, "compute-a") {
 		t.Errorf("message = %q, want it to name the Secret and the cluster", c.Message)
 	}
-	waitMirror(t, "compute-d", "hc-nova-compute-config", func(s *corev1.Secret) bool { return s.Labels[c5c3v1alpha1.ComputeConfigMirrorLabel] == "true" }, 30*time.Second)
-	got, err := remoteSecret(t, "compute-c", "hc-nova-compute-config")
+	waitMirror(t, "compute-b", "hc-nova-compute-config", func(s *corev1.Secret) bool { return s.Labels[c5c3v1alpha1.ComputeConfigMirrorLabel] == "true" }, 30*time.Second)
+	got, err := remoteSecret(t, "compute-a", "hc-nova-compute-config")
 	if err != nil || string(got.Data["nova-compute.conf"]) != "copied by hand" || got.ResourceVersion != handCopy.ResourceVersion {
 		t.Errorf("the hand copy was changed: %v", err)
 	}
