@@ -1,0 +1,195 @@
+// Command anvil-podrunner registers nodes on a cluster and runs the pods
+// bound to them as local processes; see package podrunner. The devstack
+// runs it in the background in place of kwok's fake nodes.
+//
+//	anvil-podrunner --kubeconfig compute-a.kubeconfig \
+//	  --nodes compute-a-node-1=zone-1,compute-a-node-2=zone-2 \
+//	  --state-dir .devstack/podrunner/compute-a
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/anvil/anvil/internal/podrunner"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+// config is the parsed command line.
+type config struct {
+	kubeconfig string
+	stateDir   string
+	nodes      []podrunner.Node
+	passEnv    []string
+}
+
+// run executes the command and returns its exit code, so that deferred
+// cleanups run before the process exits.
+func run(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("anvil-podrunner", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(fs)
+	cfg, err := parseFlags(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "Error:", err)
+		return 2
+	}
+	log := zap.New(zap.UseFlagOptions(&zapOpts)).WithName("podrunner")
+
+	restConfig, err := clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
+	if err != nil {
+		log.Error(err, "cannot load the kubeconfig")
+		return 1
+	}
+	env := map[string]string{}
+	for _, name := range cfg.passEnv {
+		if v, ok := os.LookupEnv(name); ok {
+			env[name] = v
+		}
+	}
+	runner, err := podrunner.New(podrunner.Options{
+		Config: restConfig, Nodes: cfg.nodes, StateDir: cfg.stateDir, Env: env, Logger: log,
+	})
+	if err != nil {
+		log.Error(err, "invalid options")
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := runner.Start(ctx); err != nil {
+		log.Error(err, "cannot start the runner")
+		return 1
+	}
+	names := make([]string, 0, len(cfg.nodes))
+	for _, n := range cfg.nodes {
+		names = append(names, n.Name)
+	}
+	log.Info("running", "nodes", names, "stateDir", cfg.stateDir)
+	select {
+	case <-ctx.Done():
+	case <-runner.Done():
+	}
+	if err := runner.Wait(); err != nil {
+		log.Error(err, "the runner stopped")
+		return 1
+	}
+	return 0
+}
+
+// parseFlags reads the command line. Nodes come from --nodes
+// name=zone,name=zone and from repeated --node name, each optionally
+// followed by --zone z for that node.
+func parseFlags(fs *flag.FlagSet, args []string) (config, error) {
+	var cfg config
+	var nodesFlag string
+	nodes := &nodeFlags{}
+	fs.StringVar(&cfg.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster the nodes join (default $KUBECONFIG)")
+	fs.StringVar(&cfg.stateDir, "state-dir", "", "directory for the nodes' hostPaths and the pods' work directories (required)")
+	fs.StringVar(&nodesFlag, "nodes", "", "nodes to register, as name=zone or name, separated by commas")
+	fs.Func("node", "a node to register; repeatable", nodes.addNode)
+	fs.Func("zone", "the zone of the node named by the preceding --node", nodes.setZone)
+	fs.Func("pass-env", "a variable of this process's environment to give every pod process, such as REQUESTS_CA_BUNDLE; repeatable, or comma-separated", func(v string) error {
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				cfg.passEnv = append(cfg.passEnv, name)
+			}
+		}
+		return nil
+	})
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	listed, err := parseNodes(nodesFlag)
+	if err != nil {
+		return config{}, err
+	}
+	cfg.nodes = append(listed, nodes.nodes...)
+	if len(cfg.nodes) == 0 {
+		return config{}, errors.New("no nodes: give --nodes or --node")
+	}
+	if cfg.stateDir == "" {
+		return config{}, errors.New("--state-dir is required")
+	}
+	if cfg.kubeconfig == "" {
+		return config{}, errors.New("--kubeconfig is required when $KUBECONFIG is unset")
+	}
+	return cfg, nil
+}
+
+// parseNodes reads "name=zone,name,..."; a node without "=zone" gets no
+// zone label.
+func parseNodes(s string) ([]podrunner.Node, error) {
+	var out []podrunner.Node
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, zone, hasZone := strings.Cut(item, "=")
+		if name == "" || (hasZone && zone == "") {
+			return nil, fmt.Errorf("--nodes: %q is not name=zone", item)
+		}
+		out = append(out, newNode(name, zone))
+	}
+	return out, nil
+}
+
+// nodeFlags collects --node and --zone in command-line order.
+type nodeFlags struct {
+	nodes []podrunner.Node
+}
+
+// addNode handles --node.
+func (f *nodeFlags) addNode(name string) error {
+	if name == "" {
+		return errors.New("empty node name")
+	}
+	f.nodes = append(f.nodes, newNode(name, ""))
+	return nil
+}
+
+// setZone handles --zone, which belongs to the --node before it.
+func (f *nodeFlags) setZone(zone string) error {
+	if len(f.nodes) == 0 {
+		return errors.New("--zone must follow the --node it belongs to")
+	}
+	last := &f.nodes[len(f.nodes)-1]
+	if _, ok := last.Labels[podrunner.ZoneLabel]; ok {
+		return fmt.Errorf("node %s has a zone already", last.Name)
+	}
+	if zone == "" {
+		return errors.New("empty zone")
+	}
+	last.Labels[podrunner.ZoneLabel] = zone
+	return nil
+}
+
+// newNode returns a node with a zone label, if zone is set.
+func newNode(name, zone string) podrunner.Node {
+	n := podrunner.Node{Name: name, Labels: map[string]string{}}
+	if zone != "" {
+		n.Labels[podrunner.ZoneLabel] = zone
+	}
+	return n
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"reflect"
+	"testing"
+
+	"github.com/anvil/anvil/internal/podrunner"
+)
+
+func TestParseFlags(t *testing.T) {
+	zone := newNode
+	tests := []struct {
+		name    string
+		args    []string
+		want    []podrunner.Node
+		wantErr bool
+	}{
+		{
+			name: "nodes list with zones",
+			args: []string{"--kubeconfig=k", "--state-dir=s", "--nodes", "n1=zone-1, n2=zone-2"},
+			want: []podrunner.Node{zone("n1", "zone-1"), zone("n2", "zone-2")},
+		},
+		{
+			name: "node without zone in the list",
+			args: []string{"--kubeconfig=k", "--state-dir=s", "--nodes", "n1"},
+			want: []podrunner.Node{zone("n1", "")},
+		},
+		{
+			name: "repeated node and zone",
+			args: []string{"--kubeconfig=k", "--state-dir=s", "--node", "a", "--zone", "z1", "--node", "b"},
+			want: []podrunner.Node{zone("a", "z1"), zone("b", "")},
+		},
+		{
+			name: "list first, then repeated",
+			args: []string{"--kubeconfig=k", "--state-dir=s", "--node", "b", "--zone", "z2", "--nodes", "a=z1"},
+			want: []podrunner.Node{zone("a", "z1"), zone("b", "z2")},
+		},
+		{name: "zone before any node", args: []string{"--kubeconfig=k", "--state-dir=s", "--zone", "z", "--node", "a"}, wantErr: true},
+		{name: "two zones for one node", args: []string{"--kubeconfig=k", "--state-dir=s", "--node", "a", "--zone", "z", "--zone", "y"}, wantErr: true},
+		{name: "empty zone in the list", args: []string{"--kubeconfig=k", "--state-dir=s", "--nodes", "a="}, wantErr: true},
+		{name: "no nodes", args: []string{"--kubeconfig=k", "--state-dir=s"}, wantErr: true},
+		{name: "no state dir", args: []string{"--kubeconfig=k", "--nodes", "a"}, wantErr: true},
+		{name: "stray argument", args: []string{"--kubeconfig=k", "--state-dir=s", "--nodes", "a", "extra"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			cfg, err := parseFlags(fs, tt.args)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("want an error, got %+v", cfg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(cfg.nodes, tt.want) {
+				t.Errorf("nodes = %+v, want %+v", cfg.nodes, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseFlagsPassEnv(t *testing.T) {
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	cfg, err := parseFlags(fs, []string{"--kubeconfig=k", "--state-dir=s", "--nodes=a", "--pass-env", "A, B", "--pass-env", "C"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"A", "B", "C"}; !reflect.DeepEqual(cfg.passEnv, want) {
+		t.Errorf("passEnv = %v, want %v", cfg.passEnv, want)
+	}
+}

@@ -1,0 +1,202 @@
+package podrunner
+
+import (
+	"path"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Command is the local program that stands in for a container.
+type Command struct {
+	// Path is the absolute path of the program.
+	Path string
+	// Args are the arguments after the program name.
+	Args []string
+	// Files are written, mode 0600, before the program starts, keyed by
+	// absolute path. Mappings put generated configuration here instead of
+	// writing it themselves, so that building a Command stays free of side
+	// effects and can be tested on its own.
+	Files map[string][]byte
+	// Dirs are created before the program starts.
+	Dirs []string
+}
+
+// Container is what a Mapping knows when it builds a Command: the container
+// and where its volumes ended up on this host.
+type Container struct {
+	// Pod is the pod the container belongs to; it must not be modified.
+	Pod *corev1.Pod
+	// Spec is the container; it must not be modified.
+	Spec *corev1.Container
+	// NodeName is the node the pod is bound to.
+	NodeName string
+	// Mounts are the container's volume mounts, materialised.
+	Mounts Mounts
+	// WorkDir is a directory of the container's own, under the pod's work
+	// directory, for state the program keeps.
+	WorkDir string
+	// Env are the container's resolved variables that came from no Secret,
+	// for expanding $(VAR) references in its command line. Variables taken
+	// from Secrets are left out so that a credential never ends up in an
+	// argument list, which any local user can read from /proc.
+	Env map[string]string
+}
+
+// Mapping decides whether a container runs locally and with which program.
+type Mapping struct {
+	// Name identifies the mapping in logs.
+	Name string
+	// Match reports whether the mapping applies to a container. It sees only
+	// the spec, because whether a pod is run or simulated is decided before
+	// anything is materialised.
+	Match func(c *corev1.Container) bool
+	// Build returns the Command that runs the container.
+	Build func(c Container) (Command, error)
+}
+
+// ImageMap is the table the runner consults for every container, in order;
+// the first matching Mapping wins. A container that no entry matches is
+// simulated.
+type ImageMap []Mapping
+
+// Lookup returns the first Mapping that matches c.
+func (m ImageMap) Lookup(c *corev1.Container) (Mapping, bool) {
+	for _, mapping := range m {
+		if mapping.Match != nil && mapping.Match(c) {
+			return mapping, true
+		}
+	}
+	return Mapping{}, false
+}
+
+// DefaultImageMap returns the built-in mappings: nova-manage and
+// nova-compute from Nova images. Callers may append their own entries or put
+// them in front to take precedence.
+func DefaultImageMap() ImageMap {
+	// nova-manage comes first: it is recognised by the program the container
+	// runs, while nova-compute may be recognised by the container's name
+	// alone, which would also catch a maintenance container that happens to
+	// be called nova-compute but runs nova-manage.
+	return ImageMap{NovaManageMapping(), NovaComputeMapping()}
+}
+
+// ImageRepository returns the repository part of an image reference: the
+// reference without its tag and digest. The registry, if any, stays.
+func ImageRepository(image string) string {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	// A colon after the last slash starts the tag; one before it belongs
+	// to a registry's port.
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		image = image[:i]
+	}
+	return image
+}
+
+// MatchImage returns a Match function for containers whose image repository
+// is exactly repository, whatever the tag or digest.
+func MatchImage(repository string) func(*corev1.Container) bool {
+	return func(c *corev1.Container) bool {
+		return ImageRepository(c.Image) == repository
+	}
+}
+
+// ExpandArgs returns the container's command line (command followed by
+// args) with $(VAR) references expanded from env, the way the kubelet does
+// it.
+func ExpandArgs(c *corev1.Container, env map[string]string) []string {
+	argv := make([]string, 0, len(c.Command)+len(c.Args))
+	lookup := func(name string) (string, bool) {
+		v, ok := env[name]
+		return v, ok
+	}
+	for _, a := range append(append([]string(nil), c.Command...), c.Args...) {
+		argv = append(argv, expand(a, lookup))
+	}
+	return argv
+}
+
+// shells are the programs whose "-c" script invocation searches.
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "ash": true}
+
+// invocation finds where a command line runs program and returns the
+// arguments that follow it. The program is either the first word of argv or,
+// when argv runs a shell with -c, the first simple command of the script
+// that names it. Scripts are split on whitespace and shell operators only;
+// this is enough for the one-line wrappers images use ("exec nova-manage
+// cell_v2 discover_hosts"), and a script it cannot read is treated as not
+// running the program.
+func invocation(argv []string, program string) ([]string, bool) {
+	if len(argv) == 0 {
+		return nil, false
+	}
+	if path.Base(argv[0]) == program {
+		return argv[1:], true
+	}
+	if !shells[path.Base(argv[0])] {
+		return nil, false
+	}
+	for i := 1; i < len(argv)-1; i++ {
+		if argv[i] == "-c" {
+			return scriptInvocation(argv[i+1], program)
+		}
+	}
+	return nil, false
+}
+
+// scriptInvocation looks for program in the simple commands of a shell
+// script.
+func scriptInvocation(script, program string) ([]string, bool) {
+	var words []string
+	flush := func() ([]string, bool) {
+		defer func() { words = nil }()
+		// Skip "exec" and leading VAR=value assignments, which do not
+		// change the program that runs.
+		i := 0
+		for i < len(words) && (words[i] == "exec" || isAssignment(words[i])) {
+			i++
+		}
+		if i < len(words) && path.Base(words[i]) == program {
+			return append([]string(nil), words[i+1:]...), true
+		}
+		return nil, false
+	}
+	// Operators may touch their words ("set -e;"), so they are spaced out
+	// first; longer operators come first so that "&&" is not read as "&".
+	spaced := strings.NewReplacer("\n", " ; ", ";", " ; ", "&&", " && ", "||", " || ", "|", " | ", "&", " & ").Replace(script)
+	for _, field := range strings.Fields(spaced) {
+		switch field {
+		case ";", "&&", "||", "|", "&":
+			if args, ok := flush(); ok {
+				return args, true
+			}
+			continue
+		}
+		words = append(words, unquote(field))
+	}
+	return flush()
+}
+
+// isAssignment reports whether a shell word is a NAME=value prefix.
+func isAssignment(word string) bool {
+	i := strings.Index(word, "=")
+	if i <= 0 {
+		return false
+	}
+	for j, r := range word[:i] {
+		if r != '_' && (r < 'A' || r > 'Z') && (r < 'a' || r > 'z') && (j == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// unquote strips one pair of matching quotes around a shell word.
+func unquote(word string) string {
+	if len(word) >= 2 && (word[0] == '"' || word[0] == '\'') && word[len(word)-1] == word[0] {
+		return word[1 : len(word)-1]
+	}
+	return word
+}

@@ -1,0 +1,118 @@
+package podrunner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// process is one run of a container's program.
+type process struct {
+	cmd     *exec.Cmd
+	pid     int
+	started time.Time
+	done    chan struct{}
+	// exitCode is valid once done is closed: the program's exit code, or
+	// 128 plus the signal that killed it, as a container runtime reports.
+	exitCode int32
+}
+
+// startProcess starts cmd with env as its whole environment, in dir, with
+// its output appended to logPath. Credentials reach the program only through
+// env, never through its arguments, because any local user can read a
+// process's arguments.
+func startProcess(c Command, env []string, dir, logPath string) (*process, error) {
+	for _, d := range c.Dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	for p, data := range c.Files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, err
+	}
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(c.Path, c.Args...)
+	cmd.Env = env
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// A process group of its own lets the runner stop everything the
+	// program started, the way a container runtime stops a container.
+	// Pdeathsig takes the program down with the runner if the runner dies
+	// without stopping it, so no orphan outlives a test.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		return nil, err
+	}
+	p := &process{cmd: cmd, pid: cmd.Process.Pid, started: time.Now(), done: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		_ = logFile.Close()
+		p.exitCode = exitCodeOf(cmd.ProcessState, err)
+		// Whatever the program left behind in its group goes with it, as
+		// the rest of a container goes when its main process ends.
+		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exitCodeOf converts how a process ended into a container exit code.
+func exitCodeOf(state *os.ProcessState, err error) int32 {
+	if state == nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			state = exitErr.ProcessState
+		}
+	}
+	if state == nil {
+		return startErrorExitCode
+	}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int32(ws.Signal())
+	}
+	return int32(state.ExitCode())
+}
+
+// stop ends the process: SIGTERM to its group, then SIGKILL once grace has
+// passed. It returns when the process has exited.
+func (p *process) stop(grace time.Duration) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.pid, syscall.SIGTERM)
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-p.done:
+	case <-timer.C:
+		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// containerID is the ID a process run reports, from which a reader can
+// tell a real process from a simulated container and find its PID.
+func processContainerID(pid int) string { return fmt.Sprintf("process://%d", pid) }
+
+// simulatedContainerID is the ID of a simulated container.
+func simulatedContainerID(namespace, pod, container string) string {
+	return fmt.Sprintf("simulated://%s/%s/%s", namespace, pod, container)
+}
