@@ -81,6 +81,16 @@ test-e2e: tools ## End-to-end: the devstack, and step 1 of the guide on a devsta
 bench: tools ## Benchmarks on real apiservers; see docs/reference/controlplane.md for the numbers.
 	go test -count=1 -run '^$$' -bench 'Integration' -benchtime 30x ./internal/controller/controlplane/
 
+##@ OpenStack services (Keystone, Placement, Nova, a bus and a database on 127.0.0.1)
+
+.PHONY: openstack-up openstack-down
+openstack-up: ## Install (if needed) and start the local OpenStack services; see docs/reference/test-infrastructure.md.
+	hack/openstack/openstack.sh install
+	hack/openstack/openstack.sh start
+
+openstack-down: ## Stop the local OpenStack services.
+	hack/openstack/openstack.sh stop
+
 ##@ Devstack
 
 .PHONY: devstack

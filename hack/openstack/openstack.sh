@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # openstack.sh installs and runs a small OpenStack control plane on 127.0.0.1
 # for Anvil's tests and devstack: MariaDB, RabbitMQ, Keystone, Placement,
-# nova-api, nova-conductor, nova-scheduler and a Neutron stub.
+# nova-api, nova-conductor, nova-scheduler, and stubs for Neutron and Glance.
 #
 #   openstack.sh install   install the Debian packages (idempotent, non-interactive)
 #   openstack.sh start     start every service; running ones are left alone
 #   openstack.sh stop      stop the processes recorded in the pid files
 #   openstack.sh status    one line per service; exit 0 only when all run
 #
-# Every process runs as a plain child of this script's session, with its pid
+# Every service runs as a plain process in a session of its own, with its pid
 # file under <state>/run and its log under <state>/logs. The state directory is
 # <repo>/.devstack/openstack unless ANVIL_OPENSTACK_DIR names another.
 # See docs/reference/test-infrastructure.md.
@@ -20,6 +20,17 @@ STATE=${ANVIL_OPENSTACK_DIR:-$REPO/.devstack/openstack}
 PY=/usr/bin/python3 # the PATH python3 may be a pyenv without the OpenStack modules
 TIMEOUT=${ANVIL_OPENSTACK_TIMEOUT:-180}
 
+# Ports: the environment wins; otherwise the ports this state directory was
+# last started with (ports.env); otherwise these defaults, chosen away from
+# the services' usual ports.
+PORT_VARS=(MARIADB EPMD RABBITMQ RABBITMQ_TLS RABBITMQ_DIST KEYSTONE KEYSTONE_TLS PLACEMENT NOVA_API NEUTRON IMAGE)
+if [[ -f $STATE/ports.env ]]; then
+  while IFS='=' read -r key value; do
+    if [[ $key =~ ^ANVIL_OPENSTACK_[A-Z_]+_PORT$ && $value =~ ^[0-9]+$ && -z ${!key:-} ]]; then
+      export "$key=$value"
+    fi
+  done <"$STATE/ports.env"
+fi
 MARIADB_PORT=${ANVIL_OPENSTACK_MARIADB_PORT:-13306}
 EPMD_PORT=${ANVIL_OPENSTACK_EPMD_PORT:-14369}
 RABBITMQ_PORT=${ANVIL_OPENSTACK_RABBITMQ_PORT:-15682}
@@ -30,6 +41,7 @@ KEYSTONE_TLS_PORT=${ANVIL_OPENSTACK_KEYSTONE_TLS_PORT:-15501}
 PLACEMENT_PORT=${ANVIL_OPENSTACK_PLACEMENT_PORT:-18778}
 NOVA_API_PORT=${ANVIL_OPENSTACK_NOVA_API_PORT:-18774}
 NEUTRON_PORT=${ANVIL_OPENSTACK_NEUTRON_PORT:-19696}
+IMAGE_PORT=${ANVIL_OPENSTACK_IMAGE_PORT:-19292}
 
 REGION=RegionOne
 HOST=127.0.0.1
@@ -38,14 +50,15 @@ KEYSTONE_PUBLIC_URL=https://$HOST:$KEYSTONE_TLS_PORT/v3
 PLACEMENT_URL=http://$HOST:$PLACEMENT_PORT
 NOVA_URL=http://$HOST:$NOVA_API_PORT/v2.1
 NEUTRON_URL=http://$HOST:$NEUTRON_PORT
+IMAGE_URL=http://$HOST:$IMAGE_PORT
 RABBITMQ_NODE=anvil@localhost
 
 RUN=$STATE/run
 LOGS=$STATE/logs
 SECRETS=$STATE/secrets
 
-# Services in start order. stop walks the list backwards.
-SERVICES=(mariadb epmd rabbitmq neutron-stub keystone placement nova-api nova-conductor nova-scheduler)
+# Services in start order, as status lists them.
+SERVICES=(mariadb epmd rabbitmq neutron-stub image-stub keystone placement nova-api nova-conductor nova-scheduler)
 
 PACKAGES=(
   mariadb-server rabbitmq-server keystone placement-api python3-osc-placement
@@ -110,9 +123,13 @@ cmd_install() {
 
   # A policy-rc.d that exits 101 tells invoke-rc.d to start no daemon. An
   # existing one is kept aside and put back afterwards.
-  if [[ -e $POLICY_RC ]]; then
-    POLICY_BACKUP=$POLICY_RC.anvil-saved
+  POLICY_BACKUP=$POLICY_RC.anvil-saved
+  if [[ -e $POLICY_BACKUP ]]; then
+    : # an earlier install died before putting it back; that copy is the original
+  elif [[ -e $POLICY_RC ]]; then
     $SUDO cp -a "$POLICY_RC" "$POLICY_BACKUP"
+  else
+    POLICY_BACKUP=""
   fi
   trap restore_policy_rc EXIT
   printf '#!/bin/sh\n# hack/openstack/openstack.sh install: start no daemon\nexit 101\n' |
@@ -140,14 +157,22 @@ cmd_install() {
 # A pid file holds "<pid> <start time>". The start time (field 22 of
 # /proc/<pid>/stat) tells our process apart from a later one that reuses the
 # pid, for example after a reboot.
+
+# proc_fields PID sets FIELDS to /proc/PID/stat from field 3 (state) on, so
+# FIELDS[0] is the state, FIELDS[2] the process group, FIELDS[19] the start
+# time. It fails for a missing process and for a zombie, which has exited.
+proc_fields() {
+  local line
+  { read -r line <"/proc/$1/stat"; } 2>/dev/null || return 1
+  line=${line##*) } # drop "pid (comm) "; comm may contain spaces
+  read -r -a FIELDS <<<"$line"
+  [[ ${FIELDS[0]} != Z ]]
+}
+
 proc_starttime() {
-  local stat
-  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-  stat=${stat##*) } # drop "pid (comm) ", comm may contain spaces
-  local fields
-  read -r -a fields <<<"$stat"
-  [[ ${fields[0]} != Z ]] || return 1 # a zombie has already exited
-  echo "${fields[19]}"
+  local FIELDS
+  proc_fields "$1" || return 1
+  echo "${FIELDS[19]}"
 }
 
 # service_pid NAME prints the pid when the recorded process still runs.
@@ -161,14 +186,11 @@ service_pid() {
   echo "$pid"
 }
 
-# group_alive PGID succeeds while any live (non-zombie) process is in the group.
+# group_alive PGID succeeds while a live (non-zombie) process is in the group.
 group_alive() {
-  local stat rest fields
-  for stat in /proc/[0-9]*/stat; do
-    rest=$(cat "$stat" 2>/dev/null) || continue
-    rest=${rest##*) }
-    read -r -a fields <<<"$rest"
-    [[ ${fields[0]} != Z && ${fields[2]} == "$1" ]] && return 0
+  local pid FIELDS
+  for pid in $(pgrep -g "$1" 2>/dev/null); do
+    proc_fields "$pid" && return 0
   done
   return 1
 }
@@ -192,7 +214,8 @@ launch() {
   shift
   local logf=$LOGS/$name.log
   echo "==== $(date -Is) starting $name" >>"$logf"
-  (cd "$STATE" && exec setsid "$@" </dev/null >>"$logf" 2>&1) &
+  # fd 9 is the state lock; the service must not keep it.
+  (cd "$STATE" && exec setsid "$@" </dev/null >>"$logf" 2>&1 9>&-) &
   local pid=$!
   local start
   start=$(proc_starttime "$pid") || start=0
@@ -229,34 +252,47 @@ http_ok() { # URL [CAFILE]
   curl "${args[@]}" "$1"
 }
 
-stop_service() {
-  local name=$1 pid pgid stat fields deadline
-  pid=$(service_pid "$name") || { rm -f "$RUN/$name.pid"; return 0; }
-  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || { rm -f "$RUN/$name.pid"; return 0; }
-  stat=${stat##*) }
-  read -r -a fields <<<"$stat"
-  pgid=${fields[2]}
-  if [[ $pgid != "$pid" ]]; then
-    # Not a group leader: signal the process alone.
-    kill -TERM "$pid" 2>/dev/null || true
-    pgid=""
-  else
-    kill -TERM -- "-$pgid" 2>/dev/null || true
-  fi
-  deadline=$((SECONDS + 30))
-  while ((SECONDS < deadline)); do
-    if [[ -n $pgid ]]; then group_alive "$pgid" || break; else service_pid "$name" >/dev/null || break; fi
+# stop_services NAME... stops these services together. Each leader (the
+# recorded pid; every service starts as the leader of its own process group)
+# gets TERM and shuts its children down itself, as uwsgi's master and the
+# RabbitMQ wrapper do. Whatever is left of a group after 20 s gets TERM, and
+# after 30 s KILL.
+stop_services() {
+  local name pid start=$SECONDS left phase=0
+  local -A pids=()
+  for name in "$@"; do
+    if pid=$(service_pid "$name"); then
+      pids[$name]=$pid
+      kill -TERM "$pid" 2>/dev/null || true
+    else
+      rm -f "$RUN/$name.pid"
+    fi
+  done
+  while :; do
+    left=()
+    for name in "${!pids[@]}"; do
+      group_alive "${pids[$name]}" && left+=("$name")
+    done
+    ((${#left[@]} == 0)) && break
+    if ((phase == 0 && SECONDS - start >= 20)); then
+      phase=1
+      for name in "${left[@]}"; do
+        err "$name: still running after 20s, sending TERM to its process group"
+        kill -TERM -- "-${pids[$name]}" 2>/dev/null || true
+      done
+    elif ((phase == 1 && SECONDS - start >= 30)); then
+      for name in "${left[@]}"; do
+        err "$name: still running after 30s, sending KILL to its process group"
+        kill -KILL -- "-${pids[$name]}" 2>/dev/null || true
+      done
+      break
+    fi
     sleep 0.2
   done
-  if [[ -n $pgid ]] && group_alive "$pgid"; then
-    err "$name: still running after 30s, sending KILL"
-    kill -KILL -- "-$pgid" 2>/dev/null || true
-  elif [[ -z $pgid ]] && service_pid "$name" >/dev/null; then
-    err "$name: still running after 30s, sending KILL"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$RUN/$name.pid"
-  log "$name: stopped (pid $pid)"
+  for name in "${!pids[@]}"; do
+    rm -f "$RUN/$name.pid"
+    log "$name: stopped (pid ${pids[$name]})"
+  done
 }
 
 # ---------------------------------------------------------------- state
@@ -401,6 +437,7 @@ rabbitmq_env() {
   echo RABBITMQ_LOG_BASE="$LOGS"
   echo RABBITMQ_LOGS=-
   echo RABBITMQ_PID_FILE="$RABBITMQ_DIR/rabbitmq.pid"
+  echo ERL_CRASH_DUMP="$LOGS/erl_crash.dump"
   echo RABBITMQ_DIST_PORT="$RABBITMQ_DIST_PORT"
   echo "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-kernel inet_dist_use_interface {127,0,0,1}"
 }
@@ -473,12 +510,19 @@ finish_rabbitmq() {
   echo "rabbit://nova:$pw@$HOST:$RABBITMQ_TLS_PORT/" | write_file "$STATE/transport_url_tls"
 }
 
-# ---------------------------------------------------------------- Neutron stub
+# ---------------------------------------------------------------- stubs
 
-start_neutron_stub() {
-  service_pid neutron-stub >/dev/null && return 0
-  launch neutron-stub "$NEUTRON_PORT" -- $PY "$HERE/neutron-stub.py" --host $HOST --port "$NEUTRON_PORT"
-  log "neutron-stub: started on $HOST:$NEUTRON_PORT"
+# Neutron: empty lists, enough to show and list servers booted with no network.
+# Glance: one fixed image, enough to boot a server on nova-compute's fake driver.
+start_stubs() {
+  if ! service_pid neutron-stub >/dev/null; then
+    launch neutron-stub "$NEUTRON_PORT" -- $PY "$HERE/neutron-stub.py" --host $HOST --port "$NEUTRON_PORT"
+    log "neutron-stub: started on $NEUTRON_URL"
+  fi
+  if ! service_pid image-stub >/dev/null; then
+    launch image-stub "$IMAGE_PORT" -- $PY "$HERE/image-stub.py" --host $HOST --port "$IMAGE_PORT"
+    log "image-stub: started on $IMAGE_URL"
+  fi
 }
 
 # ---------------------------------------------------------------- uwsgi
@@ -488,19 +532,21 @@ uwsgi_launch() {
   local name=$1 wsgi=$2 procs=$3 threads=$4
   shift 4
   local -a sockets=() ports=() envargs=()
+  local re='^[0-9.]+:([0-9]+)'
   while [[ $1 != -- ]]; do
     sockets+=("$1")
-    local p=${1#*:}
-    ports+=("${p%%,*}")
+    [[ $1 =~ $re ]] && ports+=("${BASH_REMATCH[1]}")
     shift
   done
   shift
   local e
   for e in "$@"; do envargs+=(--env "$e"); done
   launch "$name" "${ports[@]}" -- /usr/bin/uwsgi --plugin python3 \
-    --master --die-on-term --need-app --enable-threads --thunder-lock \
+    --master --die-on-term --need-app --lazy-apps --enable-threads --thunder-lock \
     --processes "$procs" --threads "$threads" --buffer-size 65535 --listen 100 \
     --procname-prefix-spaced "anvil-$name" \
+    --add-header "Connection: close" \
+    --no-orphans --skip-atexit-teardown --worker-reload-mercy 10 --reload-mercy 10 \
     "${sockets[@]}" --wsgi-file "$wsgi" "${envargs[@]}"
 }
 
@@ -552,6 +598,12 @@ key_repository = $KEYSTONE_DIR/fernet-keys
 [credential]
 key_repository = $KEYSTONE_DIR/credential-keys
 
+[identity]
+# Cheap bcrypt: these are throwaway test passwords, and every password
+# authentication pays the hashing cost. 72 is bcrypt's real limit.
+password_hash_rounds = 4
+max_password_length = 72
+
 [cache]
 enabled = true
 backend = oslo_cache.dict
@@ -571,7 +623,8 @@ CONF
       fail keystone-manage "keystone-manage credential_setup failed"
   fi
   marker=$KEYSTONE_DIR/.bootstrapped
-  local want="$KEYSTONE_URL $KEYSTONE_PUBLIC_URL $(sha256sum <<<"$(secret keystone-admin)" | cut -c1-16)"
+  local want
+  want="$KEYSTONE_URL $KEYSTONE_PUBLIC_URL $(sha256sum <<<"$(secret keystone-admin)" | cut -c1-16)"
   if ! marker_is "$marker" "$want"; then
     log "keystone: bootstrapping admin and the identity endpoints"
     # The password travels in the environment, which only this user can read.
@@ -618,7 +671,9 @@ register_catalog() {
     {"name": "nova", "type": "compute", "description": "OpenStack Compute",
      "endpoints": {"public": "$NOVA_URL", "internal": "$NOVA_URL", "admin": "$NOVA_URL"}},
     {"name": "neutron", "type": "network", "description": "Neutron stub (empty lists)",
-     "endpoints": {"public": "$NEUTRON_URL", "internal": "$NEUTRON_URL", "admin": "$NEUTRON_URL"}}
+     "endpoints": {"public": "$NEUTRON_URL", "internal": "$NEUTRON_URL", "admin": "$NEUTRON_URL"}},
+    {"name": "glance", "type": "image", "description": "Glance stub (one fake image)",
+     "endpoints": {"public": "$IMAGE_URL", "internal": "$IMAGE_URL", "admin": "$IMAGE_URL"}}
   ]
 }
 JSON
@@ -690,6 +745,8 @@ CONF
 
 write_nova_config() {
   mkdir -p "$NOVA_DIR/lock"
+  # nova-api reads its paste pipeline from the first of its config files.
+  cp -f /etc/nova/api-paste.ini "$NOVA_DIR/api-paste.ini"
   write_file "$NOVA_CONF" <<CONF
 # Written by hack/openstack/openstack.sh; regenerated on every start.
 # The control plane uses the plain bus; the TLS listener is for computes.
@@ -701,9 +758,6 @@ use_stderr = true
 
 [api]
 auth_strategy = keystone
-
-[wsgi]
-api_paste_config = /etc/nova/api-paste.ini
 
 [api_database]
 connection = $(db_url nova nova_api)
@@ -730,6 +784,10 @@ $(keystone_user_section neutron nova)
 
 $(keystone_user_section service_user nova)
 send_service_user_token = true
+
+[glance]
+region_name = $REGION
+valid_interfaces = internal
 CONF
 }
 
@@ -740,7 +798,7 @@ setup_nova_databases() {
   nova_manage api_db sync || fail nova-manage "nova-manage api_db sync failed"
   nova_manage cell_v2 map_cell0 || fail nova-manage "nova-manage cell_v2 map_cell0 failed"
   # The cell takes its transport URL and database from nova.conf.
-  if ! nova-manage --config-file "$NOVA_CONF" cell_v2 list_cells 2>>"$LOGS/nova-manage.log" | grep -q '| *cell1 *|'; then
+  if [[ $(echo "SELECT COUNT(*) FROM nova_api.cell_mappings WHERE name = 'cell1';" | mariadb_sql) == 0 ]]; then
     nova_manage cell_v2 create_cell --name cell1 || fail nova-manage "nova-manage cell_v2 create_cell failed"
   fi
   nova_manage db sync || fail nova-manage "nova-manage db sync failed"
@@ -751,7 +809,7 @@ start_nova_api() {
   service_pid nova-api >/dev/null && return 0
   # Eventlet is patched into nova-api, so it runs single-threaded processes.
   uwsgi_launch nova-api /usr/bin/nova-api-wsgi 2 1 --http-socket "$HOST:$NOVA_API_PORT" -- \
-    OS_NOVA_CONFIG_DIR="$NOVA_DIR" OS_NOVA_CONFIG_FILES=nova.conf
+    OS_NOVA_CONFIG_DIR="$NOVA_DIR" "OS_NOVA_CONFIG_FILES=api-paste.ini;nova.conf"
   log "nova-api: started on $NOVA_URL"
 }
 
@@ -792,6 +850,11 @@ clouds:
     identity_api_version: 3
     cacert: $STATE/keystone-ca.crt
 YAML
+  local v
+  for v in "${PORT_VARS[@]}"; do
+    local var=${v}_PORT
+    echo "ANVIL_OPENSTACK_${v}_PORT=${!var}"
+  done | write_file "$STATE/ports.env"
   # Addresses only, no secrets: for scripts and the Go test helper.
   write_file "$STATE/endpoints.env" <<ENV
 ANVIL_OPENSTACK_KEYSTONE_URL=$KEYSTONE_URL
@@ -800,6 +863,8 @@ ANVIL_OPENSTACK_KEYSTONE_CA=$STATE/keystone-ca.crt
 ANVIL_OPENSTACK_PLACEMENT_URL=$PLACEMENT_URL
 ANVIL_OPENSTACK_NOVA_URL=$NOVA_URL
 ANVIL_OPENSTACK_NEUTRON_URL=$NEUTRON_URL
+ANVIL_OPENSTACK_IMAGE_URL=$IMAGE_URL
+ANVIL_OPENSTACK_IMAGE_ID=a0a0a0a0-0000-4000-8000-000000000001
 ANVIL_OPENSTACK_REGION=$REGION
 ANVIL_OPENSTACK_RABBITMQ_HOST=$HOST
 ANVIL_OPENSTACK_RABBITMQ_PORT=$RABBITMQ_PORT
@@ -823,31 +888,40 @@ lock_state() {
 
 cmd_start() {
   local started=$SECONDS
-  prepare_state
+  # The lock comes first: two starts at once must not both make secrets.
   lock_state
+  prepare_state
   start_mariadb
+  write_nova_config
+  # The Nova schema work is the slowest step; it runs beside Keystone's.
+  setup_nova_databases &
+  local nova_setup=$!
   start_epmd
   start_rabbitmq
-  start_neutron_stub
+  start_stubs
   start_keystone
   start_placement
-  write_nova_config
-  setup_nova_databases
+  wait "$nova_setup" || exit 1
   start_nova_api
   finish_keystone
   register_catalog
   finish_rabbitmq
   # Both exit when the nova user is missing, so they start after the catalog.
-  start_nova_service nova-conductor
-  start_nova_service nova-scheduler
+  # A restarted one must report again before it counts as up.
+  local since fresh=() s
+  since=$(date +%s)
+  for s in nova-conductor nova-scheduler; do
+    service_pid "$s" >/dev/null || fresh+=("$s")
+    start_nova_service "$s"
+  done
   write_outputs
   wait_until neutron-stub "answering" http_ok "$NEUTRON_URL/"
+  wait_until image-stub "answering" http_ok "$IMAGE_URL/versions"
   wait_until placement "answering on $PLACEMENT_URL" http_ok "$PLACEMENT_URL/"
   wait_until nova-api "answering on $NOVA_URL" http_ok "http://$HOST:$NOVA_API_PORT/"
   if ! $PY "$HERE/catalog.py" wait-compute --timeout "$TIMEOUT" \
     --auth-url "$KEYSTONE_URL" --admin-password-file "$SECRETS/keystone-admin" --region "$REGION" \
-    >>"$LOGS/catalog.log" 2>&1; then
-    local s
+    --since "$since" --fresh "${fresh[@]}" >>"$LOGS/catalog.log" 2>&1; then
     for s in nova-conductor nova-scheduler nova-api; do
       service_pid "$s" >/dev/null || fail "$s" "exited"
     done
@@ -861,10 +935,10 @@ cmd_start() {
 
 cmd_stop() {
   lock_state
-  local i
-  for ((i = ${#SERVICES[@]} - 1; i >= 0; i--)); do
-    stop_service "${SERVICES[i]}"
-  done
+  # The API services and Nova first, then the bus, then epmd and the database.
+  stop_services nova-scheduler nova-conductor nova-api placement keystone neutron-stub image-stub
+  stop_services rabbitmq
+  stop_services epmd mariadb
 }
 
 service_ports() {
@@ -873,6 +947,7 @@ service_ports() {
     epmd) echo "$EPMD_PORT" ;;
     rabbitmq) echo "$RABBITMQ_PORT,$RABBITMQ_TLS_PORT/tls" ;;
     neutron-stub) echo "$NEUTRON_PORT" ;;
+    image-stub) echo "$IMAGE_PORT" ;;
     keystone) echo "$KEYSTONE_PORT,$KEYSTONE_TLS_PORT/https" ;;
     placement) echo "$PLACEMENT_PORT" ;;
     nova-api) echo "$NOVA_API_PORT" ;;

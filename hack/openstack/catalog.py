@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""Keystone catalog helper for hack/openstack/openstack.sh.
+
+    catalog.py register < spec.json
+        Creates, or corrects, the project "service", the service users with
+        the admin role on it, and each service with its endpoints. Running it
+        twice changes nothing. Passwords are read from the files the spec
+        names, never from the command line.
+
+    catalog.py wait-compute --auth-url URL --admin-password-file FILE
+                            [--since EPOCH --fresh BINARY...]
+        Waits until nova-conductor and nova-scheduler report "up". A binary
+        named by --fresh was just (re)started: its old record does not count
+        until it has reported again after EPOCH.
+
+Run it with /usr/bin/python3: it needs Debian's keystoneauth1 and
+keystoneclient.
+"""
+
+import argparse
+import datetime
+import json
+import sys
+import time
+
+from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1 import session as ks_session
+from keystoneauth1.identity import v3
+from keystoneclient.v3 import client as ks_client
+
+DOMAIN = "default"
+
+
+def read_secret(path):
+    with open(path) as f:
+        return f.read().strip()
+
+
+def admin_session(auth_url, password):
+    auth = v3.Password(auth_url=auth_url, username="admin", password=password,
+                       project_name="admin", user_domain_id=DOMAIN,
+                       project_domain_id=DOMAIN)
+    return ks_session.Session(auth=auth)
+
+
+def password_works(auth_url, user, password):
+    auth = v3.Password(auth_url=auth_url, username=user, password=password,
+                       project_name="service", user_domain_id=DOMAIN,
+                       project_domain_id=DOMAIN)
+    try:
+        ks_session.Session(auth=auth).get_token()
+        return True
+    except ks_exc.Unauthorized:
+        return False
+
+
+def one(items, what):
+    if len(items) > 1:
+        sys.exit("catalog: more than one %s" % what)
+    return items[0] if items else None
+
+
+def register(spec):
+    auth_url = spec["auth_url"]
+    region = spec["region"]
+    sess = admin_session(auth_url, read_secret(spec["admin_password_file"]))
+    ks = ks_client.Client(session=sess, endpoint_override=auth_url,
+                          region_name=region)
+
+    if region not in [r.id for r in ks.regions.list()]:
+        ks.regions.create(id=region)
+        print("created region", region)
+
+    project = one(ks.projects.list(name="service", domain=DOMAIN), "project service")
+    if project is None:
+        project = ks.projects.create("service", DOMAIN,
+                                     description="Service users of the local OpenStack")
+        print("created project service")
+    admin_role = one(ks.roles.list(name="admin"), "role admin")
+    if admin_role is None:
+        sys.exit("catalog: role admin is missing; did keystone-manage bootstrap run?")
+
+    for name, password_file in sorted(spec["users"].items()):
+        password = read_secret(password_file)
+        user = one(ks.users.list(name=name, domain=DOMAIN), "user " + name)
+        if user is None:
+            user = ks.users.create(name, domain=DOMAIN, password=password,
+                                   default_project=project, enabled=True)
+            print("created user", name)
+        ks.roles.grant(admin_role, user=user, project=project)
+        if not password_works(auth_url, name, password):
+            ks.users.update(user, password=password, enabled=True)
+            print("reset the password of user", name)
+
+    for svc in spec["services"]:
+        found = [s for s in ks.services.list(type=svc["type"])]
+        service = next((s for s in found if s.name == svc["name"]), None)
+        if service is None:
+            service = ks.services.create(svc["name"], svc["type"],
+                                         description=svc.get("description"),
+                                         enabled=True)
+            print("created service", svc["name"], svc["type"])
+        for other in found:
+            if other.id != service.id:
+                ks.services.delete(other)
+                print("deleted duplicate service", other.name, other.type)
+        existing = ks.endpoints.list(service=service, region_id=region)
+        for interface, url in sorted(svc["endpoints"].items()):
+            mine = [e for e in existing if e.interface == interface]
+            keep = next((e for e in mine if e.url == url), None)
+            for e in mine:
+                if keep is None or e.id != keep.id:
+                    ks.endpoints.delete(e)
+                    print("deleted endpoint", svc["type"], interface, e.url)
+            if keep is None:
+                ks.endpoints.create(service, url, interface=interface,
+                                    region=region, enabled=True)
+                print("created endpoint", svc["type"], interface, url)
+    print("catalog registered")
+
+
+def fresh_enough(service, args):
+    """A service started by this run counts once it has reported since."""
+    if service["binary"] not in args.fresh or not service.get("updated_at"):
+        return service["binary"] not in args.fresh
+    updated = datetime.datetime.fromisoformat(service["updated_at"].split(".")[0])
+    updated = updated.replace(tzinfo=datetime.timezone.utc).timestamp()
+    return updated >= args.since - 1
+
+
+def wait_compute(args):
+    sess = admin_session(args.auth_url, read_secret(args.admin_password_file))
+    want = {"nova-conductor", "nova-scheduler"}
+    deadline = time.monotonic() + args.timeout
+    last = "no answer yet"
+    while True:
+        try:
+            resp = sess.get("/os-services", raise_exc=False, endpoint_filter={
+                "service_type": "compute", "interface": "internal",
+                "region_name": args.region})
+            if resp.status_code == 200:
+                services = resp.json()["services"]
+                up = {s["binary"] for s in services
+                      if s["state"] == "up" and fresh_enough(s, args)}
+                last = ", ".join("%s@%s %s/%s" % (s["binary"], s["host"], s["status"], s["state"])
+                                 for s in services) or "no services"
+                if want <= up:
+                    print("compute services up:", last)
+                    return 0
+            else:
+                last = "GET /os-services: HTTP %d" % resp.status_code
+        except ks_exc.ClientException as e:
+            last = "%s: %s" % (type(e).__name__, e)
+        if time.monotonic() > deadline:
+            print("compute services not up after %ds: %s" % (args.timeout, last))
+            return 1
+        time.sleep(1)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("register", help="register users, services and endpoints (spec on stdin)")
+    wait = sub.add_parser("wait-compute", help="wait for nova-conductor and nova-scheduler")
+    wait.add_argument("--auth-url", required=True)
+    wait.add_argument("--admin-password-file", required=True)
+    wait.add_argument("--region", default="RegionOne")
+    wait.add_argument("--timeout", type=int, default=180)
+    wait.add_argument("--since", type=float, default=0,
+                      help="epoch seconds; see --fresh")
+    wait.add_argument("--fresh", nargs="*", default=[],
+                      help="binaries that must have reported after --since")
+    args = parser.parse_args()
+    if args.command == "register":
+        register(json.load(sys.stdin))
+        return 0
+    return wait_compute(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
