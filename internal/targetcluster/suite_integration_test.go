@@ -1,7 +1,6 @@
 package targetcluster_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -40,31 +39,13 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Run(m, testenv.Options{ComputeClusters: 2}, &env))
 }
 
-// syncBuffer collects the operator's log lines for the leak checks.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // operatorUnderTest is a manager on the management cluster with the
 // registry and a test reconciler, shared by the package's tests.
 type operatorUnderTest struct {
 	registry *targetcluster.Registry
 	writer   *childWriter
 	clock    *clocktesting.FakePassiveClock
-	log      *syncBuffer
+	log      *testenv.LogBuffer
 }
 
 // startOperator starts the shared manager on first use.
@@ -74,7 +55,7 @@ func startOperator(t *testing.T) *operatorUnderTest {
 	if op != nil {
 		return op
 	}
-	logs := &syncBuffer{}
+	logs := &testenv.LogBuffer{}
 	mgr, err := ctrl.NewManager(e.Management.Config, ctrl.Options{
 		Scheme:                 e.Scheme,
 		Logger:                 zap.New(zap.WriteTo(logs), zap.UseDevMode(true)),

@@ -6,31 +6,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
-	anvilmeta "github.com/anvil/anvil/api/meta"
+	"github.com/anvil/anvil/internal/controller/conditions"
 )
 
 // stepConditions are the conditions Ready summarises, in pipeline order.
 var stepConditions = []string{c5c3v1alpha1.NovaReadyCondition}
 
 // ReadyReason is Ready's reason when every step condition is True.
-const ReadyReason = "AllReady"
+const ReadyReason = conditions.ReadyReason
 
-// readyCondition derives Ready: True when every step condition is True,
-// otherwise the reason and message of the first that is not.
+// readyCondition derives Ready from the step conditions.
 func readyCondition(conds []metav1.Condition, generation int64) metav1.Condition {
-	for _, t := range stepConditions {
-		c := apimeta.FindStatusCondition(conds, t)
-		if c == nil {
-			return metav1.Condition{Type: anvilmeta.ReadyCondition, Status: metav1.ConditionUnknown, Reason: anvilmeta.ReconcilingReason,
-				Message: t + " has not been reported yet", ObservedGeneration: generation}
-		}
-		if c.Status != metav1.ConditionTrue {
-			return metav1.Condition{Type: anvilmeta.ReadyCondition, Status: metav1.ConditionFalse, Reason: c.Reason,
-				Message: t + ": " + c.Message, ObservedGeneration: generation}
-		}
-	}
-	return metav1.Condition{Type: anvilmeta.ReadyCondition, Status: metav1.ConditionTrue, Reason: ReadyReason,
-		Message: "every service is ready", ObservedGeneration: generation}
+	return conditions.Ready(stepConditions, conds, generation, "every service is ready")
 }
 
 func setReady(cp *c5c3v1alpha1.ControlPlane) {

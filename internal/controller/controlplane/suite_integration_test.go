@@ -1,7 +1,6 @@
 package controlplane_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strings"
@@ -33,31 +32,13 @@ import (
 var (
 	env      *testenv.Environment
 	registry *targetcluster.Registry
-	logs     = &syncBuffer{}
+	logs     = &testenv.LogBuffer{}
 	started  sync.Once
 )
 
 // Four compute clusters, so that the benchmark can measure 1, 2 and 4.
 func TestMain(m *testing.M) {
 	os.Exit(testenv.Run(m, testenv.Options{ComputeClusters: 4}, &env))
-}
-
-// syncBuffer collects the operator's log for the leak checks.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startOperator runs the registry, the Nova and ControlPlane controllers

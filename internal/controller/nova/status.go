@@ -7,31 +7,18 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/conditions"
 )
 
 // stepConditions are the conditions Ready summarises, in pipeline order.
 var stepConditions = []string{novav1alpha1.ComputeConfigReadyCondition}
 
 // ReadyReason is Ready's reason when every step condition is True.
-const ReadyReason = "AllReady"
+const ReadyReason = conditions.ReadyReason
 
-// readyCondition derives Ready from the step conditions: True when all are
-// True; otherwise the reason and message of the first that is not, so that
-// `kubectl get` shows what the Nova waits for.
+// readyCondition derives Ready from the step conditions.
 func readyCondition(conds []metav1.Condition, generation int64) metav1.Condition {
-	for _, t := range stepConditions {
-		c := apimeta.FindStatusCondition(conds, t)
-		if c == nil {
-			return metav1.Condition{Type: anvilmeta.ReadyCondition, Status: metav1.ConditionUnknown, Reason: anvilmeta.ReconcilingReason,
-				Message: t + " has not been reported yet", ObservedGeneration: generation}
-		}
-		if c.Status != metav1.ConditionTrue {
-			return metav1.Condition{Type: anvilmeta.ReadyCondition, Status: metav1.ConditionFalse, Reason: c.Reason,
-				Message: t + ": " + c.Message, ObservedGeneration: generation}
-		}
-	}
-	return metav1.Condition{Type: anvilmeta.ReadyCondition, Status: metav1.ConditionTrue, Reason: ReadyReason,
-		Message: "the compute contract is published", ObservedGeneration: generation}
+	return conditions.Ready(stepConditions, conds, generation, "the compute contract is published")
 }
 
 func setReady(nova *novav1alpha1.Nova) {

@@ -1,7 +1,6 @@
 package nova_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strings"
@@ -29,30 +28,12 @@ import (
 
 var (
 	env     *testenv.Environment
-	logs    = &syncBuffer{}
+	logs    = &testenv.LogBuffer{}
 	started sync.Once
 )
 
 func TestMain(m *testing.M) {
 	os.Exit(testenv.Run(m, testenv.Options{}, &env))
-}
-
-// syncBuffer collects the operator's log for the leak checks.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startOperator runs the Nova controller and the Nova webhook against the

@@ -1,0 +1,41 @@
+package conditions
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+)
+
+func TestReady(t *testing.T) {
+	steps := []string{"A", "B"}
+	c := func(t string, s metav1.ConditionStatus, reason string) metav1.Condition {
+		return metav1.Condition{Type: t, Status: s, Reason: reason, Message: "m-" + t}
+	}
+	tests := []struct {
+		name       string
+		conds      []metav1.Condition
+		wantStatus metav1.ConditionStatus
+		wantReason string
+		wantMsg    string
+	}{
+		{name: "nothing yet", wantStatus: metav1.ConditionUnknown, wantReason: anvilmeta.ReconcilingReason, wantMsg: "A has not been reported yet"},
+		{name: "second missing", conds: []metav1.Condition{c("A", metav1.ConditionTrue, "Ok")}, wantStatus: metav1.ConditionUnknown, wantReason: anvilmeta.ReconcilingReason},
+		{name: "first failing wins", conds: []metav1.Condition{c("A", metav1.ConditionFalse, "Wait"), c("B", metav1.ConditionFalse, "Err")},
+			wantStatus: metav1.ConditionFalse, wantReason: "Wait", wantMsg: "A: m-A"},
+		{name: "all true", conds: []metav1.Condition{c("A", metav1.ConditionTrue, "Ok"), c("B", metav1.ConditionTrue, "Ok")},
+			wantStatus: metav1.ConditionTrue, wantReason: ReadyReason, wantMsg: "done"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Ready(steps, tt.conds, 7, "done")
+			if got.Type != anvilmeta.ReadyCondition || got.Status != tt.wantStatus || got.Reason != tt.wantReason || got.ObservedGeneration != 7 {
+				t.Errorf("Ready = %+v", got)
+			}
+			if tt.wantMsg != "" && got.Message != tt.wantMsg {
+				t.Errorf("message = %q, want %q", got.Message, tt.wantMsg)
+			}
+		})
+	}
+}
