@@ -20,17 +20,20 @@ var cloud *openstacktest.Cloud
 // starts nothing and the integration tests skip.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if !testing.Short() {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-		var err error
-		cloud, err = openstacktest.Start(ctx)
-		cancel()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "openstacktest:", err)
-			os.Exit(1)
-		}
+	if testing.Short() {
+		os.Exit(m.Run())
 	}
-	os.Exit(m.Run())
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	c, stop, err := openstacktest.Start(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "openstacktest:", err)
+		os.Exit(1)
+	}
+	cloud = c
+	code := m.Run()
+	stop()
+	os.Exit(code)
 }
 
 func requireCloud(t *testing.T) (*openstacktest.Cleanup, *openstack.Session) {
@@ -236,5 +239,34 @@ func TestIntegrationComputeServicesAggregatesAndPlacement(t *testing.T) {
 	}
 	if err := s.DeleteService(ctx, svc.ID); err != nil {
 		t.Errorf("deleting a missing service: %v", err)
+	}
+}
+
+// A server booted on one host counts for that host and not for another.
+func TestIntegrationServersCountPerHost(t *testing.T) {
+	_, s := requireCloud(t)
+	ctx := t.Context()
+	hostA, hostB := unique("anvil-hv-a"), unique("anvil-hv-b")
+	for _, h := range []string{hostA, hostB} {
+		cloud.StartCompute(t, h)
+	}
+	cloud.DiscoverHosts(t)
+	for _, h := range []string{hostA, hostB} {
+		svcs, err := s.ListComputeServices(ctx, h)
+		if err != nil || len(svcs) != 1 {
+			t.Fatalf("services of %s = %v, %v", h, svcs, err)
+		}
+		id := svcs[0].ID
+		t.Cleanup(func() {
+			cloud.StopCompute(t, h)
+			_ = s.DeleteService(context.Background(), id)
+		})
+	}
+	cloud.BootServer(t, unique("anvil-server"), hostA)
+	if n, err := s.CountServersOnHost(ctx, hostA); err != nil || n != 1 {
+		t.Errorf("servers on %s = %d, %v; want 1", hostA, n, err)
+	}
+	if n, err := s.CountServersOnHost(ctx, hostB); err != nil || n != 0 {
+		t.Errorf("servers on %s = %d, %v; want 0", hostB, n, err)
 	}
 }

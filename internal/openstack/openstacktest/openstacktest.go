@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -35,27 +36,67 @@ type Cloud struct {
 }
 
 // Start installs the services if needed, starts them unless they run, and
-// returns the Cloud. It shells out to the project's own script, so tests
-// and the devstack run exactly the same services.
-func Start(ctx context.Context) (*Cloud, error) {
+// returns the Cloud with a stop function. Stop stops the services only if
+// this call started them: a running set, such as a developer's, is reused
+// and left running. It shells out to the project's own script, so tests and
+// the devstack run exactly the same services.
+func Start(ctx context.Context) (*Cloud, func(), error) {
 	root, err := repoRoot()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	script := filepath.Join(root, "hack", "openstack", "openstack.sh")
-	for _, sub := range []string{"install", "start"} {
+	run := func(ctx context.Context, sub string) (string, error) {
 		cmd := exec.CommandContext(ctx, script, sub)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("openstack.sh %s: %w\n%s", sub, err, tail(out.String(), 30))
+		err := cmd.Run()
+		return out.String(), err
+	}
+	status, _ := run(ctx, "status")
+	reused := allRunning(status)
+	for _, sub := range []string{"install", "start"} {
+		if out, err := run(ctx, sub); err != nil {
+			return nil, nil, fmt.Errorf("openstack.sh %s: %w\n%s", sub, err, tail(out, 30))
+		}
+	}
+	stop := func() {}
+	if !reused {
+		stop = func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if out, err := run(ctx, "stop"); err != nil {
+				fmt.Fprintf(os.Stderr, "openstack.sh stop: %v\n%s\n", err, tail(out, 10))
+			}
 		}
 	}
 	state := os.Getenv("ANVIL_OPENSTACK_DIR")
 	if state == "" {
 		state = filepath.Join(root, ".devstack", "openstack")
 	}
-	return Load(state)
+	cloud, err := Load(state)
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return cloud, stop, nil
+}
+
+// allRunning tells whether `openstack.sh status` reports every service
+// running.
+func allRunning(status string) bool {
+	lines := 0
+	for _, line := range strings.Split(strings.TrimSpace(status), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		lines++
+		if fields[1] != "running" {
+			return false
+		}
+	}
+	return lines > 0
 }
 
 // Load reads a running set's state directory.

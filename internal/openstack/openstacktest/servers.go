@@ -1,0 +1,95 @@
+package openstacktest
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	gcopenstack "github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+)
+
+const (
+	// fakeImageID is the one image hack/openstack's Glance stub serves.
+	fakeImageID = "a0a0a0a0-0000-4000-8000-000000000001"
+	// tinyFlavor is the flavor test servers boot with.
+	tinyFlavor = "anvil-tiny"
+)
+
+// computeClient is a raw compute client for what only tests do, such as
+// booting servers; Anvil's own code never creates servers.
+func (c *Cloud) computeClient(ctx context.Context) (*gophercloud.ServiceClient, error) {
+	a := c.admin
+	provider, err := gcopenstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
+		IdentityEndpoint: a.AuthURL, Username: a.Username, Password: a.Password, DomainName: a.UserDomainName,
+		Scope: &gophercloud.AuthScope{ProjectName: a.ProjectName, DomainName: a.ProjectDomainName},
+	})
+	if err != nil {
+		return nil, errors.New("authenticating the test compute client failed")
+	}
+	cc, err := gcopenstack.NewComputeV2(provider, gophercloud.EndpointOpts{Region: a.Region, Availability: gophercloud.AvailabilityInternal})
+	if err != nil {
+		return nil, err
+	}
+	// 2.37 lets a server boot without a network, which the Neutron stub
+	// cannot provide.
+	cc.Microversion = "2.53"
+	return cc, nil
+}
+
+// BootServer boots a server on host with the fake driver, waits until it
+// is ACTIVE, and deletes it when the test ends.
+func (c *Cloud) BootServer(tb testing.TB, name, host string) string {
+	tb.Helper()
+	ctx := tb.Context()
+	cc, err := c.computeClient(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	disk := 0
+	_, err = flavors.Create(ctx, cc, flavors.CreateOpts{ID: tinyFlavor, Name: tinyFlavor, RAM: 64, VCPUs: 1, Disk: &disk}).Extract()
+	var unexpected gophercloud.ErrUnexpectedResponseCode
+	if err != nil && !(errors.As(err, &unexpected) && unexpected.Actual == http.StatusConflict) {
+		tb.Fatalf("creating the test flavor: HTTP error %v", statusOnly(err))
+	}
+	srv, err := servers.Create(ctx, cc, servers.CreateOpts{
+		Name: name, ImageRef: fakeImageID, FlavorRef: tinyFlavor,
+		// An admin may pin a host through the zone.
+		AvailabilityZone: "nova:" + host,
+		Networks:         "none",
+	}, nil).Extract()
+	if err != nil {
+		tb.Fatalf("booting %s on %s: %v", name, host, statusOnly(err))
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = servers.Delete(ctx, cc, srv.ID).ExtractErr()
+		for ctx.Err() == nil {
+			if _, err := servers.Get(ctx, cc, srv.ID).Extract(); err != nil {
+				return
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	})
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := servers.WaitForStatus(wctx, cc, srv.ID, "ACTIVE"); err != nil {
+		tb.Fatalf("server %s on %s did not become ACTIVE: %v", name, host, statusOnly(err))
+	}
+	return srv.ID
+}
+
+// statusOnly keeps only the status of an HTTP error, since gophercloud's
+// message quotes the response body.
+func statusOnly(err error) any {
+	var unexpected gophercloud.ErrUnexpectedResponseCode
+	if errors.As(err, &unexpected) {
+		return unexpected.Actual
+	}
+	return err
+}
