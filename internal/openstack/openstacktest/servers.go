@@ -53,7 +53,8 @@ func (c *Cloud) BootServer(tb testing.TB, name, host string) string {
 	disk := 0
 	_, err = flavors.Create(ctx, cc, flavors.CreateOpts{ID: tinyFlavor, Name: tinyFlavor, RAM: 64, VCPUs: 1, Disk: &disk}).Extract()
 	var unexpected gophercloud.ErrUnexpectedResponseCode
-	if err != nil && !(errors.As(err, &unexpected) && unexpected.Actual == http.StatusConflict) {
+	exists := errors.As(err, &unexpected) && unexpected.Actual == http.StatusConflict
+	if err != nil && !exists {
 		tb.Fatalf("creating the test flavor: HTTP error %v", statusOnly(err))
 	}
 	srv, err := servers.Create(ctx, cc, servers.CreateOpts{
