@@ -49,7 +49,7 @@ func testCA(t *testing.T) []byte {
 func assertNoToken(t *testing.T, what, s string) {
 	t.Helper()
 	if strings.Contains(s, testToken) {
-		t.Errorf("%s contains the token: %s", what, s)
+		t.Errorf("%s contains the token (%d bytes; not printed)", what, len(s))
 	}
 }
 
@@ -85,7 +85,7 @@ func TestBuildKubeconfig(t *testing.T) {
 				}
 				assertNoToken(t, "error", err.Error())
 				if strings.Contains(err.Error(), "hunter2") {
-					t.Errorf("error quotes the server URL's password: %v", err)
+					t.Error("the error quotes the server URL's password (not printed)")
 				}
 				return
 			}

@@ -16,7 +16,7 @@ const binEnv = "ANVIL_BIN"
 func BinDir() (string, error) {
 	dir := os.Getenv(binEnv)
 	if dir == "" {
-		root, err := repoRoot()
+		root, err := RepoRoot()
 		if err != nil {
 			return "", err
 		}
@@ -30,10 +30,10 @@ func BinDir() (string, error) {
 	return dir, nil
 }
 
-// repoRoot walks up from the working directory to the directory that holds
+// RepoRoot walks up from the working directory to the directory that holds
 // the tool build script, which go test's per-package working directories all
-// sit below.
-func repoRoot() (string, error) {
+// sit below. Test helpers use it to find the repository's scripts and charts.
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

@@ -17,7 +17,7 @@ import (
 // RenderChart runs the pinned `helm template` on a chart of this repository
 // (a path relative to the repository root) and returns the rendered objects.
 func RenderChart(chart, release, namespace string, args ...string) ([]*unstructured.Unstructured, error) {
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
 	}

@@ -17,30 +17,22 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/anvil/anvil/internal/testenv"
 )
 
 // releaseNamespace is the namespace every test installs into, the one the
 // guide uses.
 const releaseNamespace = "c5c3-access"
 
-// repoRoot walks up from the test's working directory to the directory that
-// holds the tool build script, the marker of an Anvil checkout.
+// repoRoot is the Anvil checkout the tests render charts from.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "hack", "tools", "build.sh")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("cannot find the repository root (no hack/tools/build.sh above the working directory)")
-		}
-		dir = parent
-	}
+	return root
 }
 
 // helm runs the pinned helm binary with args from the repository root and

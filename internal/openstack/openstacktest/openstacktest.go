@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/anvil/anvil/internal/openstack"
+	"github.com/anvil/anvil/internal/testenv"
 )
 
 // Cloud is a running set of services and the admin credentials for it.
@@ -41,7 +42,7 @@ type Cloud struct {
 // and left running. It shells out to the project's own script, so tests and
 // the devstack run exactly the same services.
 func Start(ctx context.Context) (*Cloud, func(), error) {
-	root, err := repoRoot()
+	root, err := testenv.RepoRoot()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -244,23 +245,6 @@ func readEnvFile(path string) (map[string]string, error) {
 		}
 	}
 	return out, sc.Err()
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "hack", "openstack", "openstack.sh")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("cannot find the repository root (hack/openstack/openstack.sh)")
-		}
-		dir = parent
-	}
 }
 
 func tail(s string, n int) string {
