@@ -80,7 +80,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, before, cp *c5c3v1alpha1.C
 	cp.Status.ObservedGeneration = cp.Generation
 	setReady(cp)
 	for _, ev := range transitionEvents(before.Status.Conditions, cp.Status.Conditions) {
-		r.Recorder.Eventf(cp, nil, ev.eventType, ev.reason, "Reconcile", "%s", ev.message)
+		r.Recorder.Eventf(cp, nil, ev.Type, ev.Reason, "Reconcile", "%s", ev.Message)
 	}
 	err := r.Client.Status().Patch(ctx, cp, client.MergeFrom(before))
 	if apierrors.IsNotFound(err) {

@@ -1,7 +1,6 @@
 package controlplane
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -30,11 +29,6 @@ func setNovaReady(cp *c5c3v1alpha1.ControlPlane, status metav1.ConditionStatus, 
 	})
 }
 
-// transitionEvent is one event to record.
-type transitionEvent struct {
-	eventType, reason, message string
-}
-
 // errorReasons are the NovaReady reasons that deserve a Warning event.
 var errorReasons = map[string]bool{
 	c5c3v1alpha1.NovaComputeConfigErrorReason:   true,
@@ -43,22 +37,9 @@ var errorReasons = map[string]bool{
 	c5c3v1alpha1.NovaErrorReason:                true,
 }
 
-// transitionEvents returns the events for a NovaReady that changed: a
+// transitionEvents returns the events of a NovaReady that changed: a
 // Warning on entering an error reason, a Normal on becoming ready.
-func transitionEvents(before, after []metav1.Condition) []transitionEvent {
-	now := apimeta.FindStatusCondition(after, c5c3v1alpha1.NovaReadyCondition)
-	if now == nil {
-		return nil
-	}
-	prev := apimeta.FindStatusCondition(before, c5c3v1alpha1.NovaReadyCondition)
-	if prev != nil && prev.Reason == now.Reason && prev.Message == now.Message {
-		return nil
-	}
-	switch {
-	case errorReasons[now.Reason]:
-		return []transitionEvent{{corev1.EventTypeWarning, now.Reason, now.Message}}
-	case now.Reason == c5c3v1alpha1.NovaReadyReason && (prev == nil || prev.Reason != now.Reason):
-		return []transitionEvent{{corev1.EventTypeNormal, now.Reason, now.Message}}
-	}
-	return nil
+func transitionEvents(before, after []metav1.Condition) []conditions.Event {
+	return conditions.TransitionEvents(before, after, c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaReadyReason,
+		func(reason string) bool { return errorReasons[reason] })
 }

@@ -126,7 +126,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, before, nova *novav1alpha1
 	nova.Status.ObservedGeneration = nova.Generation
 	setReady(nova)
 	for _, ev := range transitionEvents(before.Status.Conditions, nova.Status.Conditions) {
-		r.Recorder.Eventf(nova, nil, ev.eventType, ev.reason, "Reconcile", "%s", ev.message)
+		r.Recorder.Eventf(nova, nil, ev.Type, ev.Reason, "Reconcile", "%s", ev.Message)
 	}
 	err := r.Client.Status().Patch(ctx, nova, client.MergeFrom(before))
 	if apierrors.IsNotFound(err) {

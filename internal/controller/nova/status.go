@@ -1,7 +1,6 @@
 package nova
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -38,31 +37,9 @@ func setUnavailable(nova *novav1alpha1.Nova, err error) {
 	setComputeConfigReady(nova, metav1.ConditionFalse, anvilmeta.TargetClusterUnavailableReason, err.Error())
 }
 
-// event is one event to record.
-type event struct {
-	eventType, reason, message string
-}
-
-// transitionEvents returns the events for conditions that changed reason in
-// this pass: a Warning on entering an error, a Normal on publishing. Events
-// follow transitions only, so a steady state records nothing.
-func transitionEvents(before, after []metav1.Condition) []event {
-	var out []event
-	now := apimeta.FindStatusCondition(after, novav1alpha1.ComputeConfigReadyCondition)
-	if now == nil {
-		return nil
-	}
-	prev := apimeta.FindStatusCondition(before, novav1alpha1.ComputeConfigReadyCondition)
-	if prev != nil && prev.Reason == now.Reason && prev.Message == now.Message {
-		return nil
-	}
-	switch now.Reason {
-	case novav1alpha1.ComputeConfigErrorReason:
-		out = append(out, event{corev1.EventTypeWarning, now.Reason, now.Message})
-	case novav1alpha1.ComputeConfigPublishedReason:
-		if prev == nil || prev.Reason != now.Reason {
-			out = append(out, event{corev1.EventTypeNormal, now.Reason, now.Message})
-		}
-	}
-	return out
+// transitionEvents returns the events of a ComputeConfigReady that changed:
+// a Warning on entering ComputeConfigError, a Normal on publishing.
+func transitionEvents(before, after []metav1.Condition) []conditions.Event {
+	return conditions.TransitionEvents(before, after, novav1alpha1.ComputeConfigReadyCondition, novav1alpha1.ComputeConfigPublishedReason,
+		func(reason string) bool { return reason == novav1alpha1.ComputeConfigErrorReason })
 }

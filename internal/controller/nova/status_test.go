@@ -59,8 +59,8 @@ func TestTransitionEvents(t *testing.T) {
 				t.Fatalf("events = %+v, want %v", got, tt.want)
 			}
 			for i, e := range got {
-				if e.eventType+" "+e.reason != tt.want[i] {
-					t.Errorf("event %d = %s %s, want %s", i, e.eventType, e.reason, tt.want[i])
+				if e.Type+" "+e.Reason != tt.want[i] {
+					t.Errorf("event %d = %s %s, want %s", i, e.Type, e.Reason, tt.want[i])
 				}
 			}
 		})
