@@ -3,7 +3,6 @@ package controlplane_test
 import (
 	"context"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,25 +110,6 @@ const (
 
 var credentials = []string{busURL, remoteBusURL, servicePass, rotatedPass, "bus-PASSWORD-a1", "remote-PASSWORD-b2"}
 
-func putSecret(tb testing.TB, name string, data map[string]string) {
-	tb.Helper()
-	ctx := context.Background()
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace}}
-	err := env.Management.Client.Get(ctx, client.ObjectKeyFromObject(s), s)
-	s.Data = map[string][]byte{}
-	for k, v := range data {
-		s.Data[k] = []byte(v)
-	}
-	if err == nil {
-		err = env.Management.Client.Update(ctx, s)
-	} else {
-		err = env.Management.Client.Create(ctx, s)
-	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // newControlPlane creates the inputs and a ControlPlane named name with a
 // TLS bus, the referenced services and, when remote, the hand-over.
 func newControlPlane(tb testing.TB, name string, remote bool) *c5c3v1alpha1.ControlPlane {
@@ -211,33 +191,22 @@ func localSecret(tb testing.TB, name string) *corev1.Secret {
 	return s
 }
 
+func putSecret(tb testing.TB, name string, data map[string]string) {
+	tb.Helper()
+	env.Management.PutSecret(tb, testNamespace, name, data)
+}
+
 // assertNoLeak fails when a test credential appears in the log, an event or
 // a condition.
 func assertNoLeak(t *testing.T) {
 	t.Helper()
-	ctx := context.Background()
-	texts := []string{logs.String()}
-	events := &corev1.EventList{}
-	if err := env.Management.Client.List(ctx, events); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range events.Items {
-		texts = append(texts, e.Message)
-	}
+	texts := append([]string{logs.String()}, env.Management.EventMessages(t)...)
 	cps := &c5c3v1alpha1.ControlPlaneList{}
-	if err := env.Management.Client.List(ctx, cps); err != nil {
+	if err := env.Management.Client.List(context.Background(), cps); err != nil {
 		t.Fatal(err)
 	}
 	for _, cp := range cps.Items {
-		for _, c := range cp.Status.Conditions {
-			texts = append(texts, c.Message)
-		}
+		texts = append(texts, testenv.ConditionMessages(cp.Status.Conditions)...)
 	}
-	for _, text := range texts {
-		for _, secret := range credentials {
-			if strings.Contains(text, secret) {
-				t.Errorf("a credential leaked into the log, an event or a condition (%d bytes)", len(secret))
-			}
-		}
-	}
+	testenv.AssertNoLeak(t, texts, credentials)
 }

@@ -3,7 +3,6 @@ package nova_test
 import (
 	"context"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -104,25 +103,6 @@ func inputs(t *testing.T, prefix string) {
 	}
 }
 
-func putSecret(t *testing.T, name string, data map[string]string) {
-	t.Helper()
-	ctx := context.Background()
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace}}
-	err := env.Management.Client.Get(ctx, client.ObjectKeyFromObject(s), s)
-	s.Data = map[string][]byte{}
-	for k, v := range data {
-		s.Data[k] = []byte(v)
-	}
-	if err == nil {
-		err = env.Management.Client.Update(ctx, s)
-	} else {
-		err = env.Management.Client.Create(ctx, s)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // newNova returns a Nova named name that reads the Secrets of inputs(name),
 // with TLS and remoteCompute set.
 func newNova(name string) *novav1alpha1.Nova {
@@ -177,34 +157,22 @@ func getSecret(t *testing.T, name string) (*corev1.Secret, error) {
 	return s, err
 }
 
+func putSecret(tb testing.TB, name string, data map[string]string) {
+	tb.Helper()
+	env.Management.PutSecret(tb, testNamespace, name, data)
+}
+
 // assertNoLeak fails when a test credential appears in the operator log,
 // in any event, or in any condition message of any Nova.
 func assertNoLeak(t *testing.T) {
 	t.Helper()
-	ctx := context.Background()
-	var texts []string
-	texts = append(texts, logs.String())
-	events := &corev1.EventList{}
-	if err := env.Management.Client.List(ctx, events); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range events.Items {
-		texts = append(texts, e.Message)
-	}
+	texts := append([]string{logs.String()}, env.Management.EventMessages(t)...)
 	novas := &novav1alpha1.NovaList{}
-	if err := env.Management.Client.List(ctx, novas); err != nil {
+	if err := env.Management.Client.List(context.Background(), novas); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range novas.Items {
-		for _, c := range n.Status.Conditions {
-			texts = append(texts, c.Message)
-		}
+		texts = append(texts, testenv.ConditionMessages(n.Status.Conditions)...)
 	}
-	for _, text := range texts {
-		for _, secret := range credentials {
-			if strings.Contains(text, secret) {
-				t.Errorf("a credential leaked into the log, an event or a condition (%d bytes)", len(secret))
-			}
-		}
-	}
+	testenv.AssertNoLeak(t, texts, credentials)
 }
