@@ -273,27 +273,16 @@ func (r *Reconciler) readKey(ctx context.Context, cp *c5c3v1alpha1.ControlPlane,
 }
 
 // applyLocalSecret makes a ControlPlane-owned Secret on the management
-// cluster hold exactly data. A foreign Secret of that name is refused.
+// cluster hold exactly data. A foreign Secret of that name is refused and
+// reported under NovaError.
 func (r *Reconciler) applyLocalSecret(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, name string, data map[string][]byte) error {
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cp.Namespace}}
-	live := &corev1.Secret{}
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(s), live)
-	switch {
-	case apierrors.IsNotFound(err):
-		s.Type, s.Data = corev1.SecretTypeOpaque, data
-		if err := targetcluster.ClaimLocal(cp, s, nil, r.Scheme); err != nil {
-			return err
-		}
-		return r.Client.Create(ctx, s)
-	case err != nil:
-		return err
-	case !targetcluster.Controls(cp, live, r.Scheme):
-		return &novaFailure{reason: c5c3v1alpha1.NovaErrorReason, err: flow.Invalid(&targetcluster.NotOwnedError{Kind: "Secret", Namespace: live.Namespace, Name: live.Name})}
-	case equality.Semantic.DeepEqual(live.Data, data):
-		return nil
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cp.Namespace}, Type: corev1.SecretTypeOpaque, Data: data}
+	err := targetcluster.LocalChildren(r.Client).ApplySecret(ctx, r.Scheme, cp, s)
+	var notOwned *targetcluster.NotOwnedError
+	if errors.As(err, &notOwned) {
+		return &novaFailure{reason: c5c3v1alpha1.NovaErrorReason, err: flow.Invalid(err)}
 	}
-	live.Data = data
-	return r.Client.Update(ctx, live)
+	return err
 }
 
 // ensureGeneratedMetadataSecret creates {cp}-nova-metadata-secret once. It
@@ -329,18 +318,10 @@ func (r *Reconciler) reapReleased(ctx context.Context, cp *c5c3v1alpha1.ControlP
 	if cp.Spec.Services.Nova.MetadataSharedSecretRef != nil {
 		names = append(names, cp.Name+c5c3v1alpha1.NovaMetadataSecretSuffix)
 	}
+	local := targetcluster.LocalChildren(r.Client)
 	for _, name := range names {
-		live := &corev1.Secret{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cp.Namespace, Name: name}, live); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
+		if err := local.DeleteSecret(ctx, r.Scheme, cp, cp.Namespace, name); err != nil {
 			return err
-		}
-		if targetcluster.Controls(cp, live, r.Scheme) {
-			if err := client.IgnoreNotFound(r.Client.Delete(ctx, live)); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -76,7 +76,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		setUnavailable(nova, err)
 		return ctrl.Result{RequeueAfter: targetcluster.UnavailableRequeue}, nil
 	}
-	if children.remote != nil && controllerutil.AddFinalizer(nova, targetcluster.RemoteChildrenFinalizer) {
+	if children.Remote != nil && controllerutil.AddFinalizer(nova, targetcluster.RemoteChildrenFinalizer) {
 		if err := r.Client.Patch(ctx, nova, client.MergeFrom(before)); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -86,7 +86,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 
 	outcome := flow.Continue
-	for _, step := range []func(context.Context, *novav1alpha1.Nova, *childCluster) (flow.Outcome, error){
+	for _, step := range []func(context.Context, *novav1alpha1.Nova, *targetcluster.Children) (flow.Outcome, error){
 		r.reconcileComputeConfig,
 	} {
 		out, err := step(ctx, nova, children)
@@ -95,7 +95,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			return flow.Result(outcome, err)
 		}
 	}
-	if children.remote != nil {
+	if children.Remote != nil {
 		outcome = flow.Merge(outcome, flow.Wait(placedResync))
 	}
 	return flow.Result(outcome, nil)

@@ -57,8 +57,8 @@ func RemoteComputeConfigName(nova *novav1alpha1.Nova) string {
 // remoteCompute is set, the remote one. Both are rendered before either is
 // written, so an input that cannot be rendered leaves every published
 // Secret as it was.
-func (r *Reconciler) reconcileComputeConfig(ctx context.Context, nova *novav1alpha1.Nova, children *childCluster) (flow.Outcome, error) {
-	in, err := readContractInput(ctx, children.reader, nova)
+func (r *Reconciler) reconcileComputeConfig(ctx context.Context, nova *novav1alpha1.Nova, children *targetcluster.Children) (flow.Outcome, error) {
+	in, err := readContractInput(ctx, children.Reader, nova)
 	if err != nil {
 		return r.computeConfigFailed(nova, err)
 	}
@@ -70,7 +70,7 @@ func (r *Reconciler) reconcileComputeConfig(ctx context.Context, nova *novav1alp
 	var remoteData map[string][]byte
 	var remoteWait error
 	if rc := nova.Spec.RemoteCompute; rc != nil {
-		url, err := readKey(ctx, children.reader, nova.Namespace, "spec.remoteCompute.transportURLSecretRef", rc.TransportURLSecretRef.Name, rc.TransportURLSecretRef.Key)
+		url, err := readKey(ctx, children.Reader, nova.Namespace, "spec.remoteCompute.transportURLSecretRef", rc.TransportURLSecretRef.Name, rc.TransportURLSecretRef.Key)
 		var missing *missingInputError
 		switch {
 		case errors.As(err, &missing):
@@ -90,14 +90,14 @@ func (r *Reconciler) reconcileComputeConfig(ctx context.Context, nova *novav1alp
 		}
 	}
 
-	if err := children.applySecret(ctx, r.Scheme, nova, buildContractSecret(nova, ComputeConfigName(nova), data)); err != nil {
+	if err := children.ApplySecret(ctx, r.Scheme, nova, buildContractSecret(nova, ComputeConfigName(nova), data)); err != nil {
 		return r.computeConfigFailed(nova, err)
 	}
 	nova.Status.ComputeConfigSecretRef = &anvilmeta.LocalObjectReference{Name: ComputeConfigName(nova)}
 
 	switch {
 	case nova.Spec.RemoteCompute == nil:
-		if err := children.deleteSecret(ctx, r.Scheme, nova, nova.Namespace, RemoteComputeConfigName(nova)); err != nil {
+		if err := children.DeleteSecret(ctx, r.Scheme, nova, nova.Namespace, RemoteComputeConfigName(nova)); err != nil {
 			return flow.Continue, err
 		}
 		nova.Status.RemoteComputeConfigSecretRef = nil
@@ -106,7 +106,7 @@ func (r *Reconciler) reconcileComputeConfig(ctx context.Context, nova *novav1alp
 			novav1alpha1.WaitingForRemoteTransportURLReason, remoteWait.Error())
 		return flow.Wait(inputWait), nil
 	default:
-		if err := children.applySecret(ctx, r.Scheme, nova, buildContractSecret(nova, RemoteComputeConfigName(nova), remoteData)); err != nil {
+		if err := children.ApplySecret(ctx, r.Scheme, nova, buildContractSecret(nova, RemoteComputeConfigName(nova), remoteData)); err != nil {
 			return r.computeConfigFailed(nova, err)
 		}
 		nova.Status.RemoteComputeConfigSecretRef = &anvilmeta.LocalObjectReference{Name: RemoteComputeConfigName(nova)}
