@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/anvil/anvil/internal/devstack"
@@ -21,6 +23,20 @@ func (f *devstackFlags) stack(cmd *cobra.Command) (*devstack.Stack, error) {
 		ComputeClusters: f.computeClusters,
 		Out:             cmd.OutOrStdout(),
 	})
+}
+
+// run adapts a Stack method to a command that works on an existing stack:
+// status and down read what up recorded, so the cluster count does not
+// matter to them.
+func (f *devstackFlags) run(method func(*devstack.Stack, context.Context) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		f.computeClusters = 1
+		s, err := f.stack(cmd)
+		if err != nil {
+			return err
+		}
+		return method(s, cmd.Context())
+	}
 }
 
 func newDevstackCommand() *cobra.Command {
@@ -54,28 +70,14 @@ zone labels, Anvil's CRDs, the registration Secrets, and the operator.`,
 		Use:   "status",
 		Short: "Report each component of the devstack",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			f.computeClusters = 1
-			s, err := f.stack(cmd)
-			if err != nil {
-				return err
-			}
-			return s.Status(cmd.Context())
-		},
+		RunE:  f.run((*devstack.Stack).Status),
 	}
 
 	down := &cobra.Command{
 		Use:   "down",
 		Short: "Stop everything up started and remove the state",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			f.computeClusters = 1
-			s, err := f.stack(cmd)
-			if err != nil {
-				return err
-			}
-			return s.Down(cmd.Context())
-		},
+		RunE:  f.run((*devstack.Stack).Down),
 	}
 	cmd.AddCommand(up, status, down)
 	return cmd
