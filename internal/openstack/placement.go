@@ -36,6 +36,13 @@ func (s *Session) EnsureTrait(ctx context.Context, name string) error {
 	return wrap("placement: create trait", traits.Create(ctx, s.placementAt(), name).ExtractErr())
 }
 
+// DeleteTrait deletes a custom trait. It is not part of Placement, since no
+// controller deletes a trait that operators may have put elsewhere; test
+// cleanup uses it. Placement refuses to delete a trait a provider still has.
+func (s *Session) DeleteTrait(ctx context.Context, name string) error {
+	return wrap("placement: delete trait", traits.Delete(ctx, s.placementAt(), name).ExtractErr())
+}
+
 // ListTraits implements Placement.
 func (s *Session) ListTraits(ctx context.Context, prefix string) ([]string, error) {
 	opts := traits.ListOpts{}

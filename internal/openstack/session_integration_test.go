@@ -2,7 +2,6 @@ package openstack_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -19,29 +18,12 @@ var cloud *openstacktest.Cloud
 // TestMain starts the real services once for the package; under -short it
 // starts nothing and the integration tests skip.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	c, stop, err := openstacktest.Start(ctx)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "openstacktest:", err)
-		os.Exit(1)
-	}
-	cloud = c
-	code := m.Run()
-	stop()
-	os.Exit(code)
+	os.Exit(openstacktest.Run(&cloud, m.Run))
 }
 
 func requireCloud(t *testing.T) (*openstacktest.Cleanup, *openstack.Session) {
 	t.Helper()
-	if cloud == nil {
-		t.Skip("integration test: needs the OpenStack services (run without -short)")
-	}
-	return cloud.ForTest(t)
+	return openstacktest.Require(t, cloud).ForTest(t)
 }
 
 // unique gives names that do not collide with a previous run's leftovers.
@@ -197,9 +179,7 @@ func TestIntegrationComputeServicesAggregatesAndPlacement(t *testing.T) {
 
 	// Placement: a custom trait set on the host's provider reads back.
 	trait := "CUSTOM_ANVIL_" + strings.ToUpper(strings.ReplaceAll(unique("t"), "-", "_"))
-	if err := s.EnsureTrait(ctx, trait); err != nil {
-		t.Fatal(err)
-	}
+	cl.Trait(trait)
 	if err := s.EnsureTrait(ctx, trait); err != nil {
 		t.Fatalf("EnsureTrait is not idempotent: %v", err)
 	}
@@ -222,6 +202,18 @@ func TestIntegrationComputeServicesAggregatesAndPlacement(t *testing.T) {
 	}
 	if err := s.SetProviderTraits(ctx, rps[0].UUID, gen, traits); !openstack.IsConflict(err) {
 		t.Errorf("a stale generation: err = %v, want a conflict", err)
+	}
+	// A trait no provider has can be deleted; the cleanup of the one in use
+	// takes it off the provider first.
+	spare := trait + "_SPARE"
+	if err := s.EnsureTrait(ctx, spare); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteTrait(ctx, spare); err != nil {
+		t.Fatalf("DeleteTrait: %v", err)
+	}
+	if names, err := s.ListTraits(ctx, spare); err != nil || slices.Contains(names, spare) {
+		t.Errorf("after DeleteTrait, ListTraits = %v, %v", names, err)
 	}
 
 	// No server runs on the host.

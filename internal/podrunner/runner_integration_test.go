@@ -19,13 +19,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/anvil/anvil/internal/openstack/openstacktest"
 	"github.com/anvil/anvil/internal/testenv"
 )
 
-var env *testenv.Environment
+var (
+	env   *testenv.Environment
+	cloud *openstacktest.Cloud
+)
 
+// TestMain starts compute-a and the real OpenStack services; the nova-compute
+// subtest registers a host in that Nova.
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Run(m, testenv.Options{ComputeClusters: 1}, &env))
+	os.Exit(openstacktest.Run(&cloud, func() int {
+		return testenv.Run(m, testenv.Options{ComputeClusters: 1}, &env)
+	}))
 }
 
 // The runner's nodes in the integration tests.
@@ -38,6 +46,7 @@ var integrationNodes = []Node{
 // through it; the subtests share the runner and run in order.
 func TestIntegrationPodRunner(t *testing.T) {
 	e := testenv.Require(t, env)
+	cloud := openstacktest.Require(t, cloud)
 	c := e.ComputeCluster("compute-a")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -48,7 +57,10 @@ func TestIntegrationPodRunner(t *testing.T) {
 		Nodes:    integrationNodes,
 		StateDir: t.TempDir(),
 		Images:   testImages(),
-		Logger:   testr.NewWithOptions(t, testr.Options{Verbosity: 0}),
+		// The processes trust the cloud's Keystone CA as a node trusts
+		// its cloud's CA.
+		Env:    map[string]string{"REQUESTS_CA_BUNDLE": cloud.Endpoints["ANVIL_OPENSTACK_KEYSTONE_CA"]},
+		Logger: testr.NewWithOptions(t, testr.Options{Verbosity: 0}),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +80,7 @@ func TestIntegrationPodRunner(t *testing.T) {
 	t.Run("a failing command fails the pod", func(t *testing.T) { testProcessPodFails(ctx, t, c) })
 	t.Run("an unmapped image is simulated", func(t *testing.T) { testSimulatedPod(ctx, t, c) })
 	t.Run("deleting a pod stops its process", func(t *testing.T) { testDeleteStopsProcess(ctx, t, c, r) })
-	t.Run("a nova-compute pod runs the local nova-compute", func(t *testing.T) { testNovaCompute(ctx, t, c, r) })
+	t.Run("a nova-compute pod registers its node in Nova", func(t *testing.T) { testNovaCompute(ctx, t, c, r, cloud) })
 	t.Run("a scheduled Job runs on the runner's nodes", func(t *testing.T) { testScheduledJob(ctx, t, c) })
 	t.Run("a DaemonSet runs a process on every node", func(t *testing.T) { testDaemonSet(ctx, t, c) })
 }
@@ -355,22 +367,31 @@ func testScheduledJob(ctx context.Context, t *testing.T, c *testenv.Cluster) {
 }
 
 // testNovaCompute runs a nova-compute pod configured from a Secret at the
-// contract's mount path. No OpenStack services run here, so the test checks
-// that the real nova-compute starts with the right files and stops with the
-// pod; registering with Nova needs the services of hack/openstack.
-func testNovaCompute(ctx context.Context, t *testing.T, c *testenv.Cluster, r *Runner) {
-	if _, err := os.Stat(PythonPath); err != nil {
-		t.Skipf("no %s: %v", PythonPath, err)
+// contract's mount path, against the real Nova: the pod's process registers
+// its host under the node's name, and deleting the pod stops it.
+func testNovaCompute(ctx context.Context, t *testing.T, c *testenv.Cluster, r *Runner, cloud *openstacktest.Cloud) {
+	node := integrationNodes[0].Name
+	cl, nova := cloud.ForTest(t)
+	cl.ComputeService(node)
+	// A record left by an earlier run must not pass for this pod's. Nova
+	// cannot delete a service whose node never reached Placement, so the
+	// registration below is proven by the resource provider, which only a
+	// running nova-compute creates.
+	stale, err := nova.ListComputeServices(ctx, node)
+	if err != nil {
+		t.Fatal(err)
 	}
-	const password = "nova-rabbit-s3cret"
+	for _, svc := range stale {
+		if err := nova.DeleteService(ctx, svc.ID); err != nil {
+			t.Logf("removing an earlier run's service of %s: %v", node, err)
+		}
+	}
+	if rps, err := nova.ListResourceProviders(ctx, node); err != nil || len(rps) != 0 {
+		t.Fatalf("before the pod runs, providers of %s = %+v, %v", node, rps, err)
+	}
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "nova-compute-config", Namespace: testenv.WorkloadNamespace},
-		Data: map[string][]byte{
-			// Port 1 refuses connections, so nova-compute keeps retrying
-			// the broker instead of exiting.
-			"nova-compute.conf": []byte("[DEFAULT]\ntransport_url = rabbit://nova:" + password + "@127.0.0.1:1/\n\n[oslo_messaging_rabbit]\nssl_ca_file = /etc/nova/compute-config/ca.crt\n"),
-			"ca.crt":            []byte("not a real CA"),
-		},
+		Data:       computeConfig(t, cloud, "/etc/nova/compute-config"),
 	}
 	if err := c.Client.Create(ctx, secret); err != nil {
 		t.Fatal(err)
@@ -418,16 +439,20 @@ func testNovaCompute(ctx context.Context, t *testing.T, c *testenv.Cluster, r *R
 			t.Errorf("the generated configuration lacks %q:\n%s", line, conf)
 		}
 	}
-	// nova-compute really runs: it gets as far as the message bus, which
-	// is the first thing it needs after reading its configuration.
-	logPath := r.ContainerLog(running, "nova-compute")
-	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		data, _ := os.ReadFile(logPath)
-		return strings.Contains(string(data), "ECONNREFUSED"), nil
+	// The real Nova lists the node's host once its service reports in over
+	// the TLS bus, and Placement has its provider once it authenticated at
+	// the https Keystone.
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		svcs, err := nova.ListComputeServices(ctx, node)
+		if err != nil || len(svcs) != 1 || svcs[0].State != "up" {
+			return false, nil //nolint:nilerr // the API may be busy; poll again
+		}
+		rps, err := nova.ListResourceProviders(ctx, node)
+		return err == nil && len(rps) == 1, nil
 	})
 	if err != nil {
-		data, _ := os.ReadFile(logPath)
-		t.Fatalf("nova-compute did not try the broker: %v\n%s", err, data)
+		data, _ := os.ReadFile(r.ContainerLog(running, "nova-compute"))
+		t.Fatalf("nova-compute of %s did not register in Nova: %v\n%s", node, err, tailLines(string(data), 30))
 	}
 
 	if err := c.Client.Delete(ctx, running); err != nil {
@@ -475,4 +500,47 @@ func testDaemonSet(ctx context.Context, t *testing.T, c *testenv.Cluster) {
 	if err != nil {
 		t.Fatalf("the DaemonSet's processes did not run on both nodes: %v (logs %v)", err, c.WorkloadLogs())
 	}
+}
+
+// computeConfig derives a compute node's configuration from the services'
+// own nova.conf, the way a remote contract looks: the TLS bus with its CA
+// mounted at mountDir, the https Keystone, and no database.
+func computeConfig(t *testing.T, cloud *openstacktest.Cloud, mountDir string) map[string][]byte {
+	t.Helper()
+	raw, err := os.ReadFile(cloud.Endpoints["ANVIL_OPENSTACK_NOVA_CONF"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	busURL, err := cloud.TransportURL(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := os.ReadFile(cloud.Endpoints["ANVIL_OPENSTACK_RABBITMQ_CA"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		key, _, _ := strings.Cut(line, "=")
+		switch strings.TrimSpace(key) {
+		case "connection":
+			continue
+		case "transport_url":
+			line = "transport_url = " + busURL
+		case "auth_url":
+			line = "auth_url = " + cloud.Endpoints["ANVIL_OPENSTACK_KEYSTONE_PUBLIC_URL"]
+		}
+		out = append(out, line)
+	}
+	out = append(out, "", "[oslo_messaging_rabbit]", "ssl = true", "ssl_ca_file = "+mountDir+"/ca.crt", "")
+	return map[string][]byte{"nova-compute.conf": []byte(strings.Join(out, "\n")), "ca.crt": ca}
+}
+
+// tailLines returns the last n lines of s.
+func tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -10,10 +10,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,14 +39,21 @@ type Cloud struct {
 }
 
 // Start installs the services if needed, starts them unless they run, and
-// returns the Cloud with a stop function. Stop stops the services only if
-// this call started them: a running set, such as a developer's, is reused
-// and left running. It shells out to the project's own script, so tests and
-// the devstack run exactly the same services.
+// returns the Cloud with a release function to call when the package's tests
+// are done. It shells out to the project's own script, so tests and the
+// devstack run exactly the same services.
+//
+// Several test packages may share one set at the same time. The set is
+// stopped by the last of them to release it, and only when a test started
+// it: a running set, such as a developer's, is reused and left running.
 func Start(ctx context.Context) (*Cloud, func(), error) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		return nil, nil, err
+	}
+	state := os.Getenv("ANVIL_OPENSTACK_DIR")
+	if state == "" {
+		state = filepath.Join(root, ".devstack", "openstack")
 	}
 	script := filepath.Join(root, "hack", "openstack", "openstack.sh")
 	run := func(ctx context.Context, sub string) (string, error) {
@@ -54,33 +63,49 @@ func Start(ctx context.Context) (*Cloud, func(), error) {
 		err := cmd.Run()
 		return out.String(), err
 	}
-	status, _ := run(ctx, "status")
-	reused := allRunning(status)
-	for _, sub := range []string{"install", "start"} {
-		if out, err := run(ctx, sub); err != nil {
-			return nil, nil, fmt.Errorf("openstack.sh %s: %w\n%s", sub, err, tail(out, 30))
-		}
+	l, err := newLeases(state)
+	if err != nil {
+		return nil, nil, err
 	}
-	stop := func() {}
-	if !reused {
-		stop = func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			if out, err := run(ctx, "stop"); err != nil {
-				fmt.Fprintf(os.Stderr, "openstack.sh stop: %v\n%s\n", err, tail(out, 10))
+	err = l.locked(func() error {
+		status, _ := run(ctx, "status")
+		startedHere := !allRunning(status)
+		for _, sub := range []string{"install", "start"} {
+			if out, err := run(ctx, sub); err != nil {
+				return fmt.Errorf("openstack.sh %s: %w\n%s", sub, err, tail(out, 30))
 			}
 		}
+		return l.take(startedHere)
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	state := os.Getenv("ANVIL_OPENSTACK_DIR")
-	if state == "" {
-		state = filepath.Join(root, ".devstack", "openstack")
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			err := l.locked(func() error {
+				last, err := l.release()
+				if err != nil || !last {
+					return err
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				if out, err := run(ctx, "stop"); err != nil {
+					return fmt.Errorf("openstack.sh stop: %w\n%s", err, tail(out, 10))
+				}
+				return nil
+			})
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+		})
 	}
 	cloud, err := Load(state)
 	if err != nil {
-		stop()
+		release()
 		return nil, nil, err
 	}
-	return cloud, stop, nil
+	return cloud, release, nil
 }
 
 // allRunning tells whether `openstack.sh status` reports every service
@@ -227,6 +252,47 @@ func (cl *Cleanup) Aggregate(name, zone string) openstack.Aggregate {
 	return a
 }
 
+// Trait creates a custom trait, and later takes it off every resource
+// provider that has it and deletes it; Placement refuses to delete a trait in
+// use.
+func (cl *Cleanup) Trait(name string) {
+	cl.tb.Helper()
+	if err := cl.session.EnsureTrait(cl.tb.Context(), name); err != nil {
+		cl.tb.Fatal(err)
+	}
+	cl.add("trait "+name, func(ctx context.Context) error {
+		rps, err := cl.session.ListResourceProviders(ctx, "")
+		if err != nil {
+			return err
+		}
+		for _, rp := range rps {
+			have, gen, err := cl.session.ProviderTraits(ctx, rp.UUID)
+			if err != nil || !slices.Contains(have, name) {
+				continue
+			}
+			_ = cl.session.SetProviderTraits(ctx, rp.UUID, gen, slices.DeleteFunc(have, func(t string) bool { return t == name }))
+		}
+		return cl.session.DeleteTrait(ctx, name)
+	})
+}
+
+// ComputeService deletes the compute service of host when the test ends,
+// after its process has stopped, so that a later run starts clean.
+func (cl *Cleanup) ComputeService(host string) {
+	cl.add("compute service "+host, func(ctx context.Context) error {
+		svcs, err := cl.session.ListComputeServices(ctx, host)
+		if err != nil {
+			return err
+		}
+		for _, svc := range svcs {
+			if err := cl.session.DeleteService(ctx, svc.ID); err != nil && !openstack.IsNotFound(err) {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 func readEnvFile(path string) (map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -253,4 +319,35 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Run is for a package's TestMain: it starts or reuses the services, sets
+// *cloud, runs next (m.Run, or a harness that calls it) and releases the
+// services. Under -short it starts nothing and leaves *cloud nil, so that
+// the integration tests skip.
+func Run(cloud **Cloud, next func() int) int {
+	flag.Parse()
+	if testing.Short() {
+		return next()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	c, release, err := Start(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "openstacktest:", err)
+		return 1
+	}
+	defer release()
+	*cloud = c
+	return next()
+}
+
+// Require skips the test when no services run, which is the case under
+// -short.
+func Require(tb testing.TB, cloud *Cloud) *Cloud {
+	tb.Helper()
+	if cloud == nil {
+		tb.Skip("integration test: needs the OpenStack services (run without -short)")
+	}
+	return cloud
 }
