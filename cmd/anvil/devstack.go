@@ -14,6 +14,7 @@ type devstackFlags struct {
 	root            string
 	dir             string
 	computeClusters int
+	openstack       bool
 }
 
 func (f *devstackFlags) stack(cmd *cobra.Command) (*devstack.Stack, error) {
@@ -21,6 +22,7 @@ func (f *devstackFlags) stack(cmd *cobra.Command) (*devstack.Stack, error) {
 		Root:            f.root,
 		Dir:             f.dir,
 		ComputeClusters: f.computeClusters,
+		OpenStack:       f.openstack,
 		Out:             cmd.OutOrStdout(),
 	})
 }
@@ -46,8 +48,13 @@ func newDevstackCommand() *cobra.Command {
 		Short: "Run a local management cluster, compute clusters and the operator",
 		Long: `The devstack runs everything on this machine as plain processes: kwokctl
 clusters built from the pinned Kubernetes binaries (a management cluster "mgmt"
-and compute clusters "compute-a", "compute-b", ...), fake hypervisor nodes with
-zone labels, Anvil's CRDs, the registration Secrets, and the operator.`,
+and compute clusters "compute-a", "compute-b", ...), hypervisor nodes with zone
+labels, Anvil's CRDs, the registration Secrets, and the operator.
+
+By default it also runs Keystone, Placement and Nova from Debian packages
+(hack/openstack/openstack.sh) and a pod runner per compute cluster, whose nodes
+run nova-compute and nova-manage pods as local processes against them. With
+--openstack=false, kwok simulates the nodes and every pod instead.`,
 	}
 	cmd.PersistentFlags().StringVar(&f.root, "root", ".", "Path of the Anvil checkout.")
 	cmd.PersistentFlags().StringVar(&f.dir, "state-dir", "", "Directory for the devstack's state (default <root>/.devstack).")
@@ -65,6 +72,7 @@ zone labels, Anvil's CRDs, the registration Secrets, and the operator.`,
 		},
 	}
 	up.Flags().IntVar(&f.computeClusters, "compute-clusters", 1, "Number of compute clusters (compute-a, compute-b, ...).")
+	up.Flags().BoolVar(&f.openstack, "openstack", true, "Run the OpenStack services and the pod runners; false leaves the nodes to kwok.")
 
 	status := &cobra.Command{
 		Use:   "status",

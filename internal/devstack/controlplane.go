@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 
@@ -16,6 +17,7 @@ import (
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
+	"github.com/anvil/anvil/internal/openstack/localcloud"
 )
 
 // The sample ControlPlane and the Secrets it references. The names are the
@@ -60,11 +62,22 @@ func (s *Stack) applySampleControlPlane(ctx context.Context, _ *state) (string, 
 	if err != nil {
 		return "", err
 	}
+	var cloud *sampleCloud
+	if s.openstack {
+		if cloud, err = s.loadSampleCloud(); err != nil {
+			return "", err
+		}
+		caPEM = cloud.busCA
+	}
 	secrets := []struct {
 		name string
 		fill func(map[string][]byte) error
 	}{
 		{BusSecret, func(d map[string][]byte) error {
+			if cloud != nil {
+				d["transport_url"] = []byte(cloud.transportURL)
+				return nil
+			}
 			if len(d["transport_url"]) > 0 {
 				return nil
 			}
@@ -72,9 +85,9 @@ func (s *Stack) applySampleControlPlane(ctx context.Context, _ *state) (string, 
 			if err != nil {
 				return err
 			}
-			// The devstack has no broker yet; a later change runs RabbitMQ
-			// on this address. Until then nothing dials it, and the URL only
-			// has to be well-formed for the compute contract.
+			// Without the OpenStack services no broker runs, so nothing
+			// dials this URL; it only has to be well-formed for the
+			// compute contract.
 			d["transport_url"] = []byte(busURL(pw))
 			return nil
 		}},
@@ -83,6 +96,10 @@ func (s *Stack) applySampleControlPlane(ctx context.Context, _ *state) (string, 
 			return nil
 		}},
 		{NovaPasswordSecret, func(d map[string][]byte) error {
+			if cloud != nil {
+				d["password"] = []byte(cloud.novaPassword)
+				return nil
+			}
 			if len(d["password"]) > 0 {
 				return nil
 			}
@@ -114,7 +131,7 @@ func (s *Stack) applySampleControlPlane(ctx context.Context, _ *state) (string, 
 		}
 	}
 
-	cp := sampleControlPlane()
+	cp := sampleControlPlane(cloud)
 	err = c.Create(ctx, cp)
 	switch {
 	case err == nil:
@@ -141,15 +158,66 @@ func randomToken() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
+// sampleCloud is what the sample objects take from the local OpenStack
+// services: their endpoints, the bus the computes dial (the TLS listener)
+// with its CA, and the nova service user's password.
+type sampleCloud struct {
+	transportURL, novaPassword       string
+	busCA                            []byte
+	keystone, keystonePublic, region string
+	placement, neutron, glance       string
+}
+
+// loadSampleCloud reads the running service set's state directory.
+func (s *Stack) loadSampleCloud() (*sampleCloud, error) {
+	local, err := localcloud.Load(s.OpenStackDir())
+	if err != nil {
+		return nil, err
+	}
+	url, err := local.TransportURL(true)
+	if err != nil {
+		return nil, errors.New("reading the service set's TLS transport URL file failed")
+	}
+	pw, err := local.ServicePassword("nova")
+	if err != nil {
+		return nil, err
+	}
+	ca, err := os.ReadFile(local.Endpoints[localcloud.RabbitMQCA])
+	if err != nil {
+		return nil, err
+	}
+	e := local.Endpoints
+	return &sampleCloud{
+		transportURL: url, novaPassword: pw, busCA: ca,
+		keystone: e[localcloud.KeystoneURL], keystonePublic: e[localcloud.KeystonePublicURL], region: e[localcloud.Region],
+		placement: e[localcloud.PlacementURL], neutron: e[localcloud.NeutronURL], glance: e[localcloud.ImageURL],
+	}, nil
+}
+
 // sampleControlPlane is the ControlPlane the guides start from: a bus with
 // TLS, every referenced service with an https public endpoint, and Nova.
-// It sets no remoteCompute; step 1 of "Connect a compute cluster" does.
-func sampleControlPlane() *c5c3v1alpha1.ControlPlane {
+// With cloud set, every address is the local services' (their public
+// endpoints are the catalog's, plain http except Keystone's). It sets no
+// remoteCompute; step 1 of "Connect a compute cluster" does.
+func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 	service := func(name, port string) *c5c3v1alpha1.ReferencedService {
 		return &c5c3v1alpha1.ReferencedService{
 			InternalEndpoint: "http://127.0.0.1:" + port,
 			PublicEndpoint:   "https://" + name + ".127-0-0-1.nip.io",
 		}
+	}
+	keystone := &c5c3v1alpha1.KeystoneSpec{
+		InternalEndpoint: "http://127.0.0.1:5000/v3",
+		PublicEndpoint:   "https://keystone.127-0-0-1.nip.io/v3",
+		Region:           "RegionOne",
+	}
+	placement, neutron, glance := service("placement", "8778"), service("neutron", "9696"), service("glance", "9292")
+	if cloud != nil {
+		local := func(url string) *c5c3v1alpha1.ReferencedService {
+			return &c5c3v1alpha1.ReferencedService{InternalEndpoint: url, PublicEndpoint: url}
+		}
+		keystone = &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: cloud.keystone, PublicEndpoint: cloud.keystonePublic, Region: cloud.region}
+		placement, neutron, glance = local(cloud.placement), local(cloud.neutron), local(cloud.glance)
 	}
 	return &c5c3v1alpha1.ControlPlane{
 		ObjectMeta: metav1.ObjectMeta{
@@ -167,14 +235,10 @@ func sampleControlPlane() *c5c3v1alpha1.ControlPlane {
 				},
 			},
 			Services: c5c3v1alpha1.ServicesSpec{
-				Keystone: &c5c3v1alpha1.KeystoneSpec{
-					InternalEndpoint: "http://127.0.0.1:5000/v3",
-					PublicEndpoint:   "https://keystone.127-0-0-1.nip.io/v3",
-					Region:           "RegionOne",
-				},
-				Placement: service("placement", "8778"),
-				Neutron:   service("neutron", "9696"),
-				Glance:    service("glance", "9292"),
+				Keystone:  keystone,
+				Placement: placement,
+				Neutron:   neutron,
+				Glance:    glance,
 				Nova: &c5c3v1alpha1.NovaServiceSpec{
 					OpenStackRelease:     sampleRelease,
 					Image:                anvilmeta.ImageSpec{Repository: sampleRepository, Tag: sampleRelease},

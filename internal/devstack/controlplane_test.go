@@ -11,7 +11,7 @@ import (
 )
 
 func TestSampleControlPlane(t *testing.T) {
-	cp := sampleControlPlane()
+	cp := sampleControlPlane(nil)
 	if cp.Name != "controlplane" || cp.Namespace != "openstack" {
 		t.Errorf("sample is %s/%s, want openstack/controlplane as the guides name it", cp.Namespace, cp.Name)
 	}
@@ -42,6 +42,28 @@ func TestSampleControlPlane(t *testing.T) {
 	// Step 1 of the guide adds remoteCompute; the sample must leave it to it.
 	if n.RemoteCompute != nil {
 		t.Error("the sample sets remoteCompute")
+	}
+}
+
+// With the OpenStack services, the sample points at their addresses: the
+// https public Keystone that remoteCompute requires, and the catalog's
+// endpoints for the other services.
+func TestSampleControlPlaneOnLocalServices(t *testing.T) {
+	cloud := &sampleCloud{
+		keystone: "http://127.0.0.1:15500/v3", keystonePublic: "https://127.0.0.1:15501/v3", region: "RegionOne",
+		placement: "http://127.0.0.1:18778", neutron: "http://127.0.0.1:19696", glance: "http://127.0.0.1:19292",
+	}
+	svc := sampleControlPlane(cloud).Spec.Services
+	if svc.Keystone.InternalEndpoint != cloud.keystone || svc.Keystone.PublicEndpoint != cloud.keystonePublic || svc.Keystone.Region != "RegionOne" {
+		t.Errorf("keystone = %+v", svc.Keystone)
+	}
+	for name, tt := range map[string]struct {
+		got  *c5c3v1alpha1.ReferencedService
+		want string
+	}{"placement": {svc.Placement, cloud.placement}, "neutron": {svc.Neutron, cloud.neutron}, "glance": {svc.Glance, cloud.glance}} {
+		if tt.got == nil || tt.got.InternalEndpoint != tt.want || tt.got.PublicEndpoint != tt.want {
+			t.Errorf("%s = %+v, want %s", name, tt.got, tt.want)
+		}
 	}
 }
 

@@ -34,13 +34,24 @@ func reachable(ctx context.Context, cfg *rest.Config) bool {
 
 // createNodes gives each compute cluster its fake hypervisor nodes, labelled
 // with a zone each, and waits until kwok reports them Ready.
-func (s *Stack) createNodes(ctx context.Context, _ *state) (string, error) {
+func (s *Stack) createNodes(ctx context.Context, st *state) (string, error) {
+	// Pod runners of an earlier `up` with OpenStack registered nodes of
+	// the same names; they stop, and their nodes make way for kwok's.
+	hadRunners := len(st.PodRunners) > 0
+	if err := s.stopPodRunners(st); err != nil {
+		return "", err
+	}
 	total := 0
 	for i := range s.n {
 		cluster := ComputeClusterName(i)
 		c, err := s.clusterClient(ctx, cluster)
 		if err != nil {
 			return "", err
+		}
+		if hadRunners {
+			if err := deleteRunnerNodes(ctx, c, cluster); err != nil {
+				return "", err
+			}
 		}
 		var names []string
 		for j := 1; j <= NodesPerComputeCluster; j++ {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/anvil/anvil/internal/operator"
@@ -36,6 +37,10 @@ type Options struct {
 	Dir string
 	// ComputeClusters is how many compute clusters Up runs (at least 1).
 	ComputeClusters int
+	// OpenStack runs the OpenStack services of hack/openstack and a pod
+	// runner per compute cluster, whose nodes replace kwok's; the sample
+	// objects then point at those services.
+	OpenStack bool
 	// Out receives progress and reports.
 	Out io.Writer
 }
@@ -47,6 +52,8 @@ type Stack struct {
 	bin  string
 	out  io.Writer
 	n    int
+	// openstack is Options.OpenStack.
+	openstack bool
 }
 
 // New validates the options and returns the Stack they describe.
@@ -72,7 +79,7 @@ func New(opts Options) (*Stack, error) {
 	if out == nil {
 		out = os.Stdout
 	}
-	return &Stack{root: root, dir: dir, bin: filepath.Join(root, "bin"), out: out, n: opts.ComputeClusters}, nil
+	return &Stack{root: root, dir: dir, bin: filepath.Join(root, "bin"), out: out, n: opts.ComputeClusters, openstack: opts.OpenStack}, nil
 }
 
 // ComputeClusterName returns the name of the i-th compute cluster (0-based).
@@ -106,14 +113,24 @@ func (s *Stack) Up(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	steps := []struct {
+	type step struct {
 		title string
 		run   func(context.Context, *state) (string, error)
-	}{
-		{"Building the pinned tools", s.buildTools},
-		{"Starting the clusters", s.startClusters},
-		{"Writing the kubeconfig", s.writeKubeconfig},
-		{"Adding fake hypervisor nodes", s.createNodes},
+	}
+	steps := []step{{"Building the pinned tools", s.buildTools}}
+	if s.openstack {
+		steps = append(steps, step{"Starting the OpenStack services", s.startOpenStack})
+	}
+	steps = append(steps,
+		step{"Starting the clusters", s.startClusters},
+		step{"Writing the kubeconfig", s.writeKubeconfig},
+	)
+	if s.openstack {
+		steps = append(steps, step{"Starting the pod runners", s.startPodRunners})
+	} else {
+		steps = append(steps, step{"Adding fake hypervisor nodes", s.createNodes})
+	}
+	steps = append(steps, []step{
 		{"Installing the CRDs", s.installCRDs},
 		{"Creating the namespaces", s.createNamespaces},
 		{"Registering the compute clusters", s.registerComputeClusters},
@@ -123,7 +140,7 @@ func (s *Stack) Up(ctx context.Context) error {
 		// webhook registered earlier would refuse every request it matches.
 		{"Registering the admission webhooks", s.installWebhooks},
 		{"Applying the sample ControlPlane", s.applySampleControlPlane},
-	}
+	}...)
 	p := newProgress(s.out, len(steps))
 	for _, step := range steps {
 		p.start(step.title)
@@ -180,6 +197,7 @@ func (s *Stack) Down(ctx context.Context) error {
 		fmt.Fprintf(s.out, "Stopping the operator (pid %d)\n", st.Operator.PID)
 		errs = append(errs, stopProcess(st.Operator.PID, 15*time.Second))
 	}
+	errs = append(errs, s.stopPodRunners(st), s.stopOpenStack(ctx, st))
 	names, err := s.kwokctlClusters(ctx)
 	if err != nil {
 		errs = append(errs, err)
@@ -193,8 +211,13 @@ func (s *Stack) Down(ctx context.Context) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("devstack down left something behind; %s is kept: %w", s.dir, err)
 	}
-	if err := os.RemoveAll(s.dir); err != nil {
+	kept, err := s.removeState()
+	if err != nil {
 		return err
+	}
+	if kept != "" {
+		fmt.Fprintf(s.out, "Removed %s, except the OpenStack services' data in %s (make openstack-down stops a running set)\n", s.dir, kept)
+		return nil
 	}
 	fmt.Fprintf(s.out, "Removed %s\n", s.dir)
 	return nil
@@ -215,3 +238,33 @@ func union(a, b []string) []string {
 // clustersNamespace is where the devstack writes registration Secrets; it is
 // the operator's default so no flag is needed.
 const clustersNamespace = operator.DefaultClustersNamespace
+
+// removeState removes the state directory, except the OpenStack services'
+// state when it lives inside: its databases make the next start warm, and
+// tests or `make openstack-up` may share that set. It returns the directory
+// it kept, if any.
+func (s *Stack) removeState() (string, error) {
+	keep := s.OpenStackDir()
+	rel, err := filepath.Rel(s.dir, keep)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") || strings.Contains(rel, string(filepath.Separator)) {
+		return "", os.RemoveAll(s.dir)
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return "", err
+	}
+	kept := ""
+	for _, e := range entries {
+		if e.Name() == rel {
+			kept = keep
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(s.dir, e.Name())); err != nil {
+			return "", err
+		}
+	}
+	if kept == "" {
+		return "", os.Remove(s.dir)
+	}
+	return kept, nil
+}

@@ -15,6 +15,10 @@ type state struct {
 	Clusters []string `json:"clusters"`
 	// Operator is the background operator process, if one was started.
 	Operator *operatorState `json:"operator,omitempty"`
+	// OpenStack is set once an Up ran with the OpenStack services.
+	OpenStack *openStackState `json:"openstack,omitempty"`
+	// PodRunners are the pod runner processes, by compute cluster.
+	PodRunners map[string]*podRunnerState `json:"podRunners,omitempty"`
 }
 
 // operatorState identifies the operator process and how to reach it.

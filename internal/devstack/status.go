@@ -40,6 +40,14 @@ func (s *Stack) Status(ctx context.Context) error {
 	default:
 		fmt.Fprintf(tw, "operator\tready\tpid %d, metrics on %s\n", op.PID, op.MetricsAddr)
 	}
+	for _, name := range st.Clusters {
+		if pr := st.PodRunners[name]; pr != nil {
+			fmt.Fprintf(tw, "podrunner %s\t%s\n", name, s.podRunnerStatus(name, pr))
+		}
+	}
+	if st.OpenStack != nil {
+		fmt.Fprintf(tw, "openstack\t%s\n", s.openStackStatus(ctx))
+	}
 	fmt.Fprintf(tw, "webhooks\t%s\n", s.webhookStatus(ctx, st))
 	fmt.Fprintf(tw, "controlplane %s/%s\t%s\n", WorkloadNamespace, SampleControlPlane, s.sampleStatus(ctx))
 	fmt.Fprintf(tw, "kubeconfig\t\t%s\n", s.KubeconfigPath())

@@ -32,7 +32,22 @@ go build -o "$anvil" ./cmd/anvil
 # A stale stack from an aborted run would hide bugs in `up`.
 "$anvil" devstack down --state-dir "$state" >/dev/null
 
+# The OpenStack services are shared with the integration tests and `make
+# openstack-up`; down stops them only if this up started them.
+os_was_running=false
+if hack/openstack/openstack.sh status >/dev/null 2>&1; then
+  os_was_running=true
+fi
+
 "$anvil" devstack up --state-dir "$state" --compute-clusters 2
+
+# The services answer the guide's check: the conductor and the scheduler are up.
+export OS_CLIENT_CONFIG_FILE="$root/.devstack/openstack/clouds.yaml"
+services="$(openstack --os-cloud anvil compute service list -f value -c Binary -c State)"
+for binary in nova-conductor nova-scheduler; do
+  grep -qx "$binary up" <<<"$services" || fail "$binary is not up: $services"
+done
+pass "openstack compute service list shows the conductor and the scheduler up"
 
 for cluster in compute-a compute-b; do
   for i in 1 2 3; do
@@ -41,10 +56,12 @@ for cluster in compute-a compute-b; do
     zone="$("${kubectl[@]}" --context "anvil-$cluster" get node "$node" -o jsonpath='{.metadata.labels.topology\.kubernetes\.io/zone}')"
     [[ "$ready" == "True" ]] || fail "$node on $cluster is not Ready ($ready)"
     [[ "$zone" == "$cluster-zone-$i" ]] || fail "$node has zone '$zone', want $cluster-zone-$i"
+    kubelet="$("${kubectl[@]}" --context "anvil-$cluster" get node "$node" -o jsonpath='{.status.nodeInfo.kubeletVersion}')"
+    [[ "$kubelet" == "anvil-podrunner" ]] || fail "$node is run by '$kubelet', want the pod runner"
   done
   count="$("${kubectl[@]}" --context "anvil-$cluster" get nodes --no-headers | wc -l)"
   [[ "$count" == 3 ]] || fail "$cluster has $count nodes, want 3"
-  pass "$cluster has 3 Ready nodes with zone labels"
+  pass "$cluster has 3 Ready pod-runner nodes with zone labels"
 done
 
 crds="$("${kubectl[@]}" --context anvil-mgmt get crd -o name)"
@@ -94,8 +111,24 @@ pid_after="$(cat "$state/operator.pid")"
 grep -q "already running mgmt, compute-a, compute-b" "$state/second-up.log" || fail "a second up did not find the clusters running"
 pass "a second up changes nothing"
 
+# The sample ControlPlane reads the services' real credentials and goes Ready.
+"${kubectl[@]}" --context anvil-mgmt wait controlplane/controlplane -n openstack --for=condition=Ready --timeout=2m >/dev/null \
+  || fail "the sample ControlPlane did not become Ready"
+pass "the sample ControlPlane on the local services is Ready"
+
 "$anvil" devstack status --state-dir "$state" | tee "$state/status.txt"
 grep -q "^operator *ready" "$state/status.txt" || fail "status does not report the operator ready"
+grep -q "^openstack *running" "$state/status.txt" || fail "status does not report the OpenStack services running"
+grep -q "^podrunner compute-b *running" "$state/status.txt" || fail "status does not report compute-b's pod runner"
+
+# Without OpenStack, kwok takes the same nodes over and the runners stop.
+"$anvil" devstack up --state-dir "$state" --compute-clusters 2 --openstack=false >"$state/kwok-up.log"
+kubelet="$("${kubectl[@]}" --context anvil-compute-a get node compute-a-node-1 -o jsonpath='{.status.nodeInfo.kubeletVersion}')"
+[[ "$kubelet" == kwok-* ]] || fail "with --openstack=false compute-a-node-1 is run by '$kubelet', want kwok"
+if runners="$(pgrep -fa -- "anvil-podrunner.*$state")"; then
+  fail "pod runners survived --openstack=false: $runners"
+fi
+pass "--openstack=false hands the nodes to kwok"
 
 "$anvil" devstack down --state-dir "$state"
 sleep 1
@@ -103,6 +136,9 @@ if leftovers="$(pgrep -fa -- "$state")"; then
   fail "processes survived down: $leftovers"
 fi
 [[ ! -e "$state" ]] || fail "down left $state behind"
+if [[ $os_was_running == false ]] && hack/openstack/openstack.sh status >/dev/null 2>&1; then
+  fail "down left the OpenStack services running that up started"
+fi
 pass "down stopped every process and removed the state"
 trap - EXIT
 echo "devstack e2e: 1 passed, 0 failed"

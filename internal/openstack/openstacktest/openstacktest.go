@@ -6,10 +6,8 @@
 package openstacktest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -21,9 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/anvil/anvil/internal/openstack"
+	"github.com/anvil/anvil/internal/openstack/localcloud"
 	"github.com/anvil/anvil/internal/testenv"
 )
 
@@ -31,12 +28,16 @@ import (
 type Cloud struct {
 	// Endpoints are the addresses from endpoints.env; they hold no secret.
 	Endpoints map[string]string
+	local     *localcloud.Cloud
 	admin     openstack.Credentials
-	stateDir  string
 
 	mu       sync.Mutex
 	computes map[string]func()
 }
+
+// Local returns the state directory's view of the set, with its service
+// and database passwords.
+func (c *Cloud) Local() *localcloud.Cloud { return c.local }
 
 // Start installs the services if needed, starts them unless they run, and
 // returns the Cloud with a release function to call when the package's tests
@@ -127,40 +128,11 @@ func allRunning(status string) bool {
 
 // Load reads a running set's state directory.
 func Load(stateDir string) (*Cloud, error) {
-	env, err := readEnvFile(filepath.Join(stateDir, "endpoints.env"))
+	local, err := localcloud.Load(stateDir)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := os.ReadFile(filepath.Join(stateDir, "clouds.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	var clouds struct {
-		Clouds map[string]struct {
-			Auth struct {
-				AuthURL           string `json:"auth_url"`
-				Username          string `json:"username"`
-				Password          string `json:"password"`
-				ProjectName       string `json:"project_name"`
-				UserDomainName    string `json:"user_domain_name"`
-				ProjectDomainName string `json:"project_domain_name"`
-			} `json:"auth"`
-			Region    string `json:"region_name"`
-			Interface string `json:"interface"`
-		} `json:"clouds"`
-	}
-	if err := yaml.Unmarshal(raw, &clouds); err != nil {
-		return nil, errors.New("clouds.yaml does not parse")
-	}
-	a, ok := clouds.Clouds["anvil"]
-	if !ok {
-		return nil, errors.New("clouds.yaml has no cloud named anvil")
-	}
-	return &Cloud{Endpoints: env, stateDir: stateDir, admin: openstack.Credentials{
-		AuthURL: a.Auth.AuthURL, Username: a.Auth.Username, Password: a.Auth.Password,
-		ProjectName: a.Auth.ProjectName, UserDomainName: a.Auth.UserDomainName, ProjectDomainName: a.Auth.ProjectDomainName,
-		Region: a.Region, Interface: a.Interface,
-	}}, nil
+	return &Cloud{Endpoints: local.Endpoints, local: local, admin: local.Admin}, nil
 }
 
 // AdminCredentials returns the cloud admin's credentials.
@@ -172,14 +144,7 @@ func (c *Cloud) Session(ctx context.Context) (*openstack.Session, error) {
 }
 
 // TransportURL returns the bus URL: the plain listener, or the TLS one.
-func (c *Cloud) TransportURL(tls bool) (string, error) {
-	key := "ANVIL_OPENSTACK_TRANSPORT_URL_FILE"
-	if tls {
-		key = "ANVIL_OPENSTACK_TRANSPORT_URL_TLS_FILE"
-	}
-	raw, err := os.ReadFile(c.Endpoints[key])
-	return strings.TrimSpace(string(raw)), err
-}
+func (c *Cloud) TransportURL(tls bool) (string, error) { return c.local.TransportURL(tls) }
 
 // Cleanup deletes what a test created when it ends, in reverse order, and
 // reports failures without failing the test that already ran.
@@ -291,26 +256,6 @@ func (cl *Cleanup) ComputeService(host string) {
 		}
 		return nil
 	})
-}
-
-func readEnvFile(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s (are the services started? hack/openstack/openstack.sh start): %w", path, err)
-	}
-	defer f.Close()
-	out := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if k, v, ok := strings.Cut(line, "="); ok {
-			out[k] = v
-		}
-	}
-	return out, sc.Err()
 }
 
 func tail(s string, n int) string {

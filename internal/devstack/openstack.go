@@ -1,0 +1,118 @@
+package devstack
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// openStackState records whether this stack started the service set, so
+// that Down stops only what Up started.
+type openStackState struct {
+	// Started is true once an Up of this stack had to start the services.
+	Started bool `json:"started"`
+}
+
+// OpenStackDir is where the service set keeps its state: the directory
+// ANVIL_OPENSTACK_DIR names, else <root>/.devstack/openstack. It is the
+// same set `make openstack-up` and the integration tests use, so one machine
+// runs one set on its fixed ports whatever the devstack's --state-dir.
+func (s *Stack) OpenStackDir() string {
+	if d := os.Getenv("ANVIL_OPENSTACK_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join(s.root, ".devstack", "openstack")
+}
+
+// openstackScript runs hack/openstack/openstack.sh with a subcommand, its
+// output nested under the current step.
+func (s *Stack) openstackScript(ctx context.Context, sub string, quiet bool) (string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(s.root, "hack", "openstack", "openstack.sh"), sub)
+	cmd.Env = append(os.Environ(), "ANVIL_OPENSTACK_DIR="+s.OpenStackDir())
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if !quiet {
+		cmd.Stdout, cmd.Stderr = indent(s.out), indent(s.out)
+	}
+	err := cmd.Run()
+	return buf.String(), err
+}
+
+// startOpenStack installs the Debian packages if needed and starts the
+// service set, or reuses a running one.
+func (s *Stack) startOpenStack(ctx context.Context, st *state) (string, error) {
+	status, _ := s.openstackScript(ctx, "status", true)
+	running, total := countRunning(status)
+	if total > 0 && running == total {
+		if st.OpenStack == nil {
+			st.OpenStack = &openStackState{}
+		}
+		return fmt.Sprintf("already running (%d services), state in %s", total, s.OpenStackDir()), nil
+	}
+	for _, sub := range []string{"install", "start"} {
+		if _, err := s.openstackScript(ctx, sub, false); err != nil {
+			return "", fmt.Errorf("hack/openstack/openstack.sh %s: %w", sub, err)
+		}
+	}
+	st.OpenStack = &openStackState{Started: true}
+	return "clouds.yaml in " + s.OpenStackDir(), nil
+}
+
+// stopOpenStack stops the service set if this stack started it. Its data
+// stay, so the next Up starts it warm.
+func (s *Stack) stopOpenStack(ctx context.Context, st *state) error {
+	if st.OpenStack == nil || !st.OpenStack.Started {
+		return nil
+	}
+	fmt.Fprintln(s.out, "Stopping the OpenStack services")
+	if _, err := s.openstackScript(ctx, "stop", false); err != nil {
+		return fmt.Errorf("hack/openstack/openstack.sh stop: %w", err)
+	}
+	return nil
+}
+
+// openStackStatus renders "<state>\t<detail>" for the service set.
+func (s *Stack) openStackStatus(ctx context.Context) string {
+	status, _ := s.openstackScript(ctx, "status", true)
+	running, total := countRunning(status)
+	switch {
+	case total == 0:
+		return "unknown\thack/openstack/openstack.sh status printed nothing"
+	case running == total:
+		return fmt.Sprintf("running\t%d services; OS_CLIENT_CONFIG_FILE=%s", total, filepath.Join(s.OpenStackDir(), "clouds.yaml"))
+	default:
+		return fmt.Sprintf("degraded\t%d of %d services run; see %s", running, total, filepath.Join(s.OpenStackDir(), "logs"))
+	}
+}
+
+// countRunning reads `openstack.sh status`: one "<service> <state> ..."
+// line per service.
+func countRunning(status string) (running, total int) {
+	sc := bufio.NewScanner(strings.NewReader(status))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		total++
+		if fields[1] == "running" {
+			running++
+		}
+	}
+	return running, total
+}
+
+// readOpenStackFile reads a file of the service set's state, trimmed.
+func (s *Stack) readOpenStackFile(rel string) (string, error) {
+	raw, err := os.ReadFile(filepath.Join(s.OpenStackDir(), rel))
+	if err != nil {
+		// The path is ours; the content is never quoted.
+		return "", fmt.Errorf("reading the service set's %s: %w", rel, err)
+	}
+	return strings.TrimSpace(string(raw)), nil
+}

@@ -1,0 +1,221 @@
+package devstack
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/anvil/anvil/internal/kubeconfig"
+	"github.com/anvil/anvil/internal/openstack/localcloud"
+)
+
+// kwokNodeAnnotation marks a node kwok simulates.
+const kwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+// podRunnerState identifies one compute cluster's pod runner process.
+type podRunnerState struct {
+	PID int `json:"pid"`
+	// BinarySHA256 tells whether a rebuilt binary needs a restart.
+	BinarySHA256 string `json:"binarySHA256"`
+}
+
+// podRunnerArgs is the pod runner's command line for one compute cluster:
+// the same node names and zones kwok's nodes would have.
+func (s *Stack) podRunnerArgs(cluster string) []string {
+	nodes := make([]string, 0, NodesPerComputeCluster)
+	for j := 1; j <= NodesPerComputeCluster; j++ {
+		nodes = append(nodes, NodeName(cluster, j)+"="+ZoneName(cluster, j))
+	}
+	return []string{
+		"--kubeconfig=" + s.clusterKubeconfigPath(cluster),
+		"--nodes=" + strings.Join(nodes, ","),
+		"--state-dir=" + filepath.Join(s.dir, "podrunner", cluster),
+		// The pods' processes trust the cloud's Keystone CA the way a
+		// node trusts its cloud's CA.
+		"--pass-env=REQUESTS_CA_BUNDLE",
+	}
+}
+
+// clusterKubeconfigPath is a kubeconfig with only one cluster's context.
+func (s *Stack) clusterKubeconfigPath(cluster string) string {
+	return filepath.Join(s.dir, cluster+".kubeconfig")
+}
+
+// startPodRunners runs one pod runner per compute cluster in place of kwok's
+// fake nodes, so that nova-compute and nova-manage pods run as real local
+// processes against the OpenStack services. A runner built from the same
+// binary that still runs is kept.
+func (s *Stack) startPodRunners(ctx context.Context, st *state) (string, error) {
+	binary := filepath.Join(s.dir, "bin", "anvil-podrunner")
+	build := exec.CommandContext(ctx, "go", "build", "-o", binary, "./cmd/anvil-podrunner")
+	build.Dir = s.root
+	build.Stdout, build.Stderr = indent(s.out), indent(s.out)
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("building the pod runner: %w", err)
+	}
+	sum, err := fileSHA256(binary)
+	if err != nil {
+		return "", err
+	}
+	cloud, err := localcloud.Load(s.OpenStackDir())
+	if err != nil {
+		return "", err
+	}
+	merged, err := clientcmd.LoadFromFile(s.KubeconfigPath())
+	if err != nil {
+		return "", err
+	}
+	if st.PodRunners == nil {
+		st.PodRunners = map[string]*podRunnerState{}
+	}
+	var started, kept []string
+	for i := range s.n {
+		cluster := ComputeClusterName(i)
+		single, err := kubeconfig.Single(merged, ContextPrefix+cluster)
+		if err != nil {
+			return "", err
+		}
+		if err := clientcmd.WriteToFile(*single, s.clusterKubeconfigPath(cluster)); err != nil {
+			return "", err
+		}
+		c, err := s.clusterClient(ctx, cluster)
+		if err != nil {
+			return "", err
+		}
+		// kwok's nodes of an earlier `up --openstack=false` carry the same
+		// names; the runner registers its own in their place.
+		if err := deleteKwokNodes(ctx, c, cluster); err != nil {
+			return "", err
+		}
+		if prev := st.PodRunners[cluster]; prev != nil {
+			if prev.BinarySHA256 == sum && processAlive(prev.PID) {
+				kept = append(kept, cluster)
+				continue
+			}
+			if err := stopProcess(prev.PID, 15*time.Second); err != nil {
+				return "", err
+			}
+			delete(st.PodRunners, cluster)
+		}
+		pid, err := s.launchPodRunner(binary, cluster, cloud.Endpoints[localcloud.KeystoneCA])
+		if err != nil {
+			return "", err
+		}
+		st.PodRunners[cluster] = &podRunnerState{PID: pid, BinarySHA256: sum}
+		started = append(started, cluster)
+	}
+	total := 0
+	for i := range s.n {
+		cluster := ComputeClusterName(i)
+		c, err := s.clusterClient(ctx, cluster)
+		if err != nil {
+			return "", err
+		}
+		names := make([]string, 0, NodesPerComputeCluster)
+		for j := 1; j <= NodesPerComputeCluster; j++ {
+			names = append(names, NodeName(cluster, j))
+		}
+		if err := waitNodesReady(ctx, c, names); err != nil {
+			return "", fmt.Errorf("%s: the pod runner's nodes: %w; see %s", cluster, err, s.podRunnerLog(cluster))
+		}
+		total += len(names)
+	}
+	detail := fmt.Sprintf("%d Ready nodes on %d compute cluster(s)", total, s.n)
+	if len(started) > 0 {
+		detail += "; started for " + strings.Join(started, ", ")
+	}
+	if len(kept) > 0 {
+		detail += "; already running for " + strings.Join(kept, ", ")
+	}
+	return detail, nil
+}
+
+func (s *Stack) podRunnerLog(cluster string) string {
+	return filepath.Join(s.dir, "podrunner-"+cluster+".log")
+}
+
+// launchPodRunner starts one runner in a session of its own, so it outlives
+// this command.
+func (s *Stack) launchPodRunner(binary, cluster, keystoneCA string) (int, error) {
+	logFile, err := os.OpenFile(s.podRunnerLog(cluster), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(binary, s.podRunnerArgs(cluster)...)
+	cmd.Env = append(os.Environ(), "REQUESTS_CA_BUNDLE="+keystoneCA)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("starting the pod runner for %s: %w", cluster, err)
+	}
+	pid := cmd.Process.Pid
+	_ = cmd.Process.Release()
+	return pid, os.WriteFile(filepath.Join(s.dir, "podrunner-"+cluster+".pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600)
+}
+
+// stopPodRunners stops every recorded pod runner; each stops the processes
+// of its pods on the way out.
+func (s *Stack) stopPodRunners(st *state) error {
+	for cluster, pr := range st.PodRunners {
+		fmt.Fprintf(s.out, "Stopping the pod runner of %s (pid %d)\n", cluster, pr.PID)
+		if err := stopProcess(pr.PID, 30*time.Second); err != nil {
+			return err
+		}
+		delete(st.PodRunners, cluster)
+	}
+	return nil
+}
+
+// deleteKwokNodes deletes this stack's nodes on a cluster that kwok
+// simulates; other nodes are left alone.
+func deleteKwokNodes(ctx context.Context, c client.Client, cluster string) error {
+	return deleteStackNodes(ctx, c, cluster, true)
+}
+
+// deleteRunnerNodes deletes this stack's nodes on a cluster that a pod
+// runner registered, that is those kwok does not simulate.
+func deleteRunnerNodes(ctx context.Context, c client.Client, cluster string) error {
+	return deleteStackNodes(ctx, c, cluster, false)
+}
+
+// deleteStackNodes deletes the stack's nodes of one cluster whose kwok
+// annotation is present (kwok true) or absent (kwok false).
+func deleteStackNodes(ctx context.Context, c client.Client, cluster string, kwok bool) error {
+	for j := 1; j <= NodesPerComputeCluster; j++ {
+		node := &corev1.Node{}
+		err := c.Get(ctx, client.ObjectKey{Name: NodeName(cluster, j)}, node)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if _, ok := node.Annotations[kwokNodeAnnotation]; ok != kwok {
+			continue
+		}
+		if err := c.Delete(ctx, node); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("replacing node %s on %s: %w", node.Name, cluster, err)
+		}
+	}
+	return nil
+}
+
+// podRunnerStatus renders "<state>\t<detail>" for one cluster's runner.
+func (s *Stack) podRunnerStatus(cluster string, pr *podRunnerState) string {
+	if !processAlive(pr.PID) {
+		return fmt.Sprintf("stopped\tpid %d is gone; see %s", pr.PID, s.podRunnerLog(cluster))
+	}
+	return fmt.Sprintf("running\tpid %d, log %s", pr.PID, s.podRunnerLog(cluster))
+}
