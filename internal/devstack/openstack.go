@@ -106,13 +106,3 @@ func countRunning(status string) (running, total int) {
 	}
 	return running, total
 }
-
-// readOpenStackFile reads a file of the service set's state, trimmed.
-func (s *Stack) readOpenStackFile(rel string) (string, error) {
-	raw, err := os.ReadFile(filepath.Join(s.OpenStackDir(), rel))
-	if err != nil {
-		// The path is ours; the content is never quoted.
-		return "", fmt.Errorf("reading the service set's %s: %w", rel, err)
-	}
-	return strings.TrimSpace(string(raw)), nil
-}
