@@ -36,12 +36,13 @@ deps: ## Install the Debian packages tests use (python3-nova for oslo-config-val
 .PHONY: generate
 generate: ## Generate deepcopy functions for the API types.
 	@test -x $(CONTROLLER_GEN) || hack/tools/build.sh
-	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/... paths=./internal/hypervisor/...
 
 .PHONY: manifests
 manifests: ## Generate CRDs under config/crd and RBAC under config/rbac.
 	@test -x $(CONTROLLER_GEN) || hack/tools/build.sh
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd paths=./internal/hypervisor/... output:crd:artifacts:config=config/crd/standin
 	$(CONTROLLER_GEN) rbac:roleName=anvil-operator webhook paths=./internal/... paths=./cmd/... output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
 
 .PHONY: verify

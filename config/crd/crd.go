@@ -14,12 +14,23 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-//go:embed bases/*.yaml
+//go:embed bases/*.yaml standin/*.yaml
 var bases embed.FS
 
 // Definitions returns every Anvil CRD, sorted by name.
 func Definitions() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	files, err := fs.Glob(bases, "bases/*.yaml")
+	return load("bases/*.yaml")
+}
+
+// StandIns returns the stand-ins of other projects' CRDs that tests and the
+// devstack install on compute clusters: the hypervisor operator's
+// Hypervisor.
+func StandIns() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	return load("standin/*.yaml")
+}
+
+func load(pattern string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	files, err := fs.Glob(bases, pattern)
 	if err != nil {
 		return nil, err
 	}

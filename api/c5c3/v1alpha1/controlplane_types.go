@@ -176,6 +176,36 @@ type NovaServiceSpec struct {
 	// HypervisorOperator opts in to the hypervisor operator's account.
 	// +optional
 	HypervisorOperator *HypervisorOperatorSpec `json:"hypervisorOperator,omitempty"`
+	// APIDatabase is the brownfield database of Nova's API, projected to
+	// the Nova; host discovery needs it.
+	// +optional
+	APIDatabase *DatabaseSpec `json:"apiDatabase,omitempty"`
+	// Database is the brownfield database of Nova's cell, projected to the
+	// Nova.
+	// +optional
+	Database *DatabaseSpec `json:"database,omitempty"`
+}
+
+// DatabaseSpec points at a brownfield MySQL or MariaDB database.
+type DatabaseSpec struct {
+	// Host is the database server's host name or IP address.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9.:-]+$`
+	Host string `json:"host"`
+	// Port is the server's port.
+	// +optional
+	// +kubebuilder:default=3306
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port,omitempty"`
+	// Database is the schema's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_]+$`
+	Database string `json:"database"`
+	// SecretName names a Secret, in the ControlPlane's namespace, with the
+	// keys username and password.
+	// +kubebuilder:validation:MinLength=1
+	SecretName string `json:"secretName"`
 }
 
 // ConsoleProxySpec configures the noVNC console proxy.

@@ -64,10 +64,47 @@ type NovaSpec struct {
 	// +optional
 	RemoteCompute *RemoteComputeSpec `json:"remoteCompute,omitempty"`
 
+	// APIDatabase is the brownfield database of Nova's API (nova_api). The
+	// host discovery Job of the Nova's pools reads it.
+	// +optional
+	APIDatabase *DatabaseSpec `json:"apiDatabase,omitempty"`
+
+	// Database is the brownfield database of the cell (nova).
+	// +optional
+	Database *DatabaseSpec `json:"database,omitempty"`
+
 	// TargetClusterRef places the Nova's children on a registered cluster.
 	// It cannot be added, removed or changed after creation.
 	// +optional
 	TargetClusterRef *anvilmeta.TargetClusterRef `json:"targetClusterRef,omitempty"`
+}
+
+// DatabaseSpec points at a brownfield MySQL or MariaDB database.
+type DatabaseSpec struct {
+	// Host is the database server's host name or IP address.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9.:-]+$`
+	Host string `json:"host"`
+	// Port is the server's port.
+	// +optional
+	// +kubebuilder:default=3306
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port,omitempty"`
+	// Database is the schema's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_]+$`
+	Database string `json:"database"`
+	// SecretRef names a Secret, in the Nova's namespace, with the keys
+	// username and password.
+	SecretRef DatabaseSecretRef `json:"secretRef"`
+}
+
+// DatabaseSecretRef names the Secret of a database's credentials.
+type DatabaseSecretRef struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
 }
 
 // MessagingSpec points at a brownfield message bus.
@@ -243,6 +280,18 @@ type NovaStatus struct {
 	// been written.
 	// +optional
 	RemoteComputeConfigSecretRef *anvilmeta.LocalObjectReference `json:"remoteComputeConfigSecretRef,omitempty"`
+
+	// InstalledRelease is the release the control plane runs. Anvil
+	// references a brownfield control plane, so it is spec.openStackRelease
+	// once the contract is published from it; pools default their image to
+	// it.
+	// +optional
+	InstalledRelease string `json:"installedRelease,omitempty"`
+
+	// ManageConfigSecretRef names {nova}-manage-config, the database
+	// configuration nova-manage reads, while both databases are declared.
+	// +optional
+	ManageConfigSecretRef *anvilmeta.LocalObjectReference `json:"manageConfigSecretRef,omitempty"`
 }
 
 // Nova is a Nova control plane. It publishes the compute contract that every
@@ -252,7 +301,7 @@ type NovaStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=novas,scope=Namespaced
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
-// +kubebuilder:printcolumn:name="Release",type=string,JSONPath=`.spec.openStackRelease`
+// +kubebuilder:printcolumn:name="Release",type=string,JSONPath=`.status.installedRelease`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 41",message="metadata.name must be at most 41 characters: the names of the Nova's children append suffixes to it"
 // +kubebuilder:validation:XValidation:rule="!['-api', '-metadata', '-scheduler', '-conductor', '-novncproxy', '-console', '-cell0'].exists(s, self.metadata.name.endsWith(s))",message="metadata.name must not end in -api, -metadata, -scheduler, -conductor, -novncproxy, -console or -cell0: those suffixes name the Nova's children"

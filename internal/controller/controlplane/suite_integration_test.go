@@ -150,6 +150,7 @@ func newPool(tb testing.TB, cp, name, cluster string) *novav1alpha1.NovaCompute 
 	tb.Helper()
 	p := &novav1alpha1.NovaCompute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace}}
 	p.Spec.NovaRef.Name = cp + "-nova"
+	p.Spec.NodeSelector = map[string]string{"openstack.c5c3.io/nova-compute-pool": name}
 	p.Spec.TargetClusterRef = &anvilmeta.TargetClusterRef{Name: cluster}
 	if err := env.Management.Client.Create(context.Background(), p); err != nil {
 		tb.Fatal(err)

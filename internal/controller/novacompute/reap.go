@@ -15,10 +15,10 @@ import (
 
 const (
 	// DrainFinalizer holds a pool while it still drains nodes.
-	DrainFinalizer = "nova.openstack.c5c3.io/compute-drain"
+	DrainFinalizer = novav1alpha1.ComputeDrainFinalizer
 	// ReasonComputeConfigMirrorReaped is the Normal event recorded on the
 	// pool for each delivered copy it deletes.
-	ReasonComputeConfigMirrorReaped = "ComputeConfigMirrorReaped"
+	ReasonComputeConfigMirrorReaped = novav1alpha1.ComputeConfigMirrorReapedEvent
 	// hypervisorOperatorAuthSuffix names the hypervisor operator's auth
 	// Secret the ControlPlane delivers beside the contract.
 	hypervisorOperatorAuthSuffix = "-hypervisor-operator-auth"

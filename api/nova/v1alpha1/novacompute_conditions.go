@@ -1,0 +1,210 @@
+package v1alpha1
+
+// Condition types of a NovaCompute. Ready is True only while every step
+// condition below is True; ExtraConfigHealthy is reported but not rolled up.
+const (
+	// NovaReadyCondition reports the referenced Nova and what the pool
+	// takes from it: its release, its contract and its service user.
+	NovaReadyCondition = "NovaReady"
+	// NodesReadyCondition reports the selected nodes and conflicts.
+	NodesReadyCondition = "NodesReady"
+	// ConfigReadyCondition reports the pool's configuration ConfigMap.
+	ConfigReadyCondition = "ConfigReady"
+	// DaemonSetReadyCondition reports the nova-compute DaemonSet's rollout.
+	DaemonSetReadyCondition = "DaemonSetReady"
+	// AggregatesReadyCondition reports the zone aggregates and
+	// tenant_filter_tests.
+	AggregatesReadyCondition = "AggregatesReady"
+	// ServicesReadyCondition reports the nodes' nova-compute services,
+	// host mapping and drains.
+	ServicesReadyCondition = "ServicesReady"
+	// TraitsReadyCondition reports the custom traits of the nodes.
+	TraitsReadyCondition = "TraitsReady"
+	// ExtraConfigHealthyCondition reports extraConfig keys that override
+	// options the pool renders.
+	ExtraConfigHealthyCondition = "ExtraConfigHealthy"
+)
+
+// Reasons of Ready on a NovaCompute.
+const (
+	// AllReadyReason: every step condition is True.
+	AllReadyReason = "AllReady"
+	// NotAllReadyReason: at least one step condition is not True.
+	NotAllReadyReason = "NotAllReady"
+)
+
+// Reasons of NovaReady on a NovaCompute.
+const (
+	// NovaResolvedReason: the Nova exists and the pool has what it needs.
+	NovaResolvedReason = "NovaResolved"
+	// NovaNotFoundReason: no Nova of that name in the pool's namespace.
+	NovaNotFoundReason = "NovaNotFound"
+	// WaitingForInstalledReleaseReason: the Nova reports no installed
+	// release yet, so the default image is unknown.
+	WaitingForInstalledReleaseReason = "WaitingForInstalledRelease"
+	// ComputeConfigNotPublishedReason: the Nova has not published its
+	// compute contract yet.
+	ComputeConfigNotPublishedReason = "ComputeConfigNotPublished"
+	// WaitingForServiceUserSecretReason: the Nova's service user Secret or
+	// key is missing.
+	WaitingForServiceUserSecretReason = "WaitingForServiceUserSecret"
+	// NovaErrorReason: reading the Nova or its inputs failed.
+	NovaErrorReason = "NovaError"
+)
+
+// Reasons of NodesReady.
+const (
+	// NodesResolvedReason: the selected nodes are known.
+	NodesResolvedReason = "NodesResolved"
+	// NoMatchingNodesReason: no node matches the selector.
+	NoMatchingNodesReason = "NoMatchingNodes"
+	// NodeConflictReason: another pool holds some selected nodes.
+	NodeConflictReason = "NodeConflict"
+	// NodesForbiddenReason: the pool may not list the cluster's nodes.
+	NodesForbiddenReason = "NodesForbidden"
+	// NodeListErrorReason: listing the nodes failed otherwise.
+	NodeListErrorReason = "NodeListError"
+)
+
+// Reasons of ConfigReady.
+const (
+	// ConfigRenderedReason: the configuration ConfigMap is current.
+	ConfigRenderedReason = "ConfigRendered"
+	// WaitingForComputeConfigReason: the contract Secret is absent in the
+	// pool's namespace on the pool's cluster.
+	WaitingForComputeConfigReason = "WaitingForComputeConfig"
+	// ComputeConfigIncompleteReason: the contract lacks a required key.
+	ComputeConfigIncompleteReason = "ComputeConfigIncomplete"
+	// ConfigErrorReason: the configuration cannot be rendered or written.
+	ConfigErrorReason = "ConfigError"
+)
+
+// Reasons of DaemonSetReady.
+const (
+	// DaemonSetReadyReason: every node runs a ready, current pod.
+	DaemonSetReadyReason = "DaemonSetReady"
+	// DaemonSetProgressingReason: the rollout is not complete.
+	DaemonSetProgressingReason = "DaemonSetProgressing"
+	// DaemonSetErrorReason: writing or reading the DaemonSet failed.
+	DaemonSetErrorReason = "DaemonSetError"
+)
+
+// Reasons of AggregatesReady.
+const (
+	// AggregatesEnsuredReason: every aggregate exists and holds its hosts.
+	AggregatesEnsuredReason = "AggregatesEnsured"
+	// NodesOutsideZoneAggregateReason: the aggregates exist, and some hosts
+	// are not in their zone's aggregate yet; the hypervisor operator adds
+	// them while it onboards them.
+	NodesOutsideZoneAggregateReason = "NodesOutsideZoneAggregate"
+	// NodesWithoutZoneReason: a selected node has no zone label.
+	NodesWithoutZoneReason = "NodesWithoutZone"
+	// AggregateZoneMismatchReason: an aggregate of a zone's name has
+	// another availability zone.
+	AggregateZoneMismatchReason = "AggregateZoneMismatch"
+	// WaitingForAggregateReason: another writer created the aggregate at
+	// the same time.
+	WaitingForAggregateReason = "WaitingForAggregate"
+	// ComputeAPIErrorReason: a call to Keystone or the Compute API failed.
+	ComputeAPIErrorReason = "ComputeAPIError"
+	// NovaComputeListErrorReason: listing the Nova's pools failed.
+	NovaComputeListErrorReason = "NovaComputeListError"
+)
+
+// Reasons of ServicesReady.
+const (
+	// ServicesUpReason: every held node's service is up and mapped.
+	ServicesUpReason = "ServicesUp"
+	// DrainingReason: nodes are draining; the message counts their servers.
+	DrainingReason = "Draining"
+	// WaitingForServicesReason: some nodes have no service yet.
+	WaitingForServicesReason = "WaitingForServices"
+	// WaitingForHostMappingReason: some hosts are not mapped into a cell.
+	WaitingForHostMappingReason = "WaitingForHostMapping"
+	// HostDiscoveryErrorReason: the discovery Job cannot run.
+	HostDiscoveryErrorReason = "HostDiscoveryError"
+	// ServicesDownReason: some services report down.
+	ServicesDownReason = "ServicesDown"
+	// PodListErrorReason: listing the pool's pods failed.
+	PodListErrorReason = "PodListError"
+)
+
+// Reasons of TraitsReady.
+const (
+	// TraitsAppliedReason: every node's Hypervisor shows its traits.
+	TraitsAppliedReason = "TraitsApplied"
+	// WaitingForHypervisorOperatorReason: the lists are written; the
+	// hypervisor operator has not applied every one yet.
+	WaitingForHypervisorOperatorReason = "WaitingForHypervisorOperator"
+	// NodesWithCustomTraitsAnnotationReason: some nodes carry the hypervisor
+	// operator's custom-traits annotation, which would overwrite the list.
+	NodesWithCustomTraitsAnnotationReason = "NodesWithCustomTraitsAnnotation"
+	// NoTraitsReason: the pool declares no traits.
+	NoTraitsReason = "NoTraits"
+	// TraitsErrorReason: creating a trait or writing a Hypervisor failed.
+	TraitsErrorReason = "TraitsError"
+)
+
+// Reasons of ExtraConfigHealthy.
+const (
+	// NoOwnedKeysOverriddenReason: extraConfig overrides no rendered key.
+	NoOwnedKeysOverriddenReason = "NoOwnedKeysOverridden"
+	// OwnedKeysOverriddenReason: extraConfig overrides a key the pool
+	// renders from its spec.
+	OwnedKeysOverriddenReason = "OwnedKeysOverridden"
+)
+
+// Event reasons of a NovaCompute.
+const (
+	// ComputeServiceDisabledEvent: a draining node's service was disabled.
+	ComputeServiceDisabledEvent = "ComputeServiceDisabled"
+	// ComputeServiceDeletedEvent: a released node's service was deleted.
+	ComputeServiceDeletedEvent = "ComputeServiceDeleted"
+	// AggregateCreatedEvent: the pool created an aggregate.
+	AggregateCreatedEvent = "AggregateCreated"
+	// AggregateDeletedEvent: the pool deleted an empty, unneeded aggregate.
+	AggregateDeletedEvent = "AggregateDeleted"
+	// AggregateKeptEvent: an unneeded aggregate carries foreign metadata.
+	AggregateKeptEvent = "AggregateKept"
+	// ComputeConfigMirrorReapedEvent: the last pool's teardown deleted a
+	// delivered copy.
+	ComputeConfigMirrorReapedEvent = "ComputeConfigMirrorReaped"
+	// NodeConflictEvent: a newly selected node is held by another pool.
+	NodeConflictEvent = "NodeConflict"
+	// HostDiscoveryStartedEvent: the pool created the discovery Job.
+	HostDiscoveryStartedEvent = "HostDiscoveryStarted"
+	// HostDiscoveryFailedEvent: the discovery Job failed.
+	HostDiscoveryFailedEvent = "HostDiscoveryFailed"
+	// ExtraConfigOwnedKeyOverrideEvent: extraConfig overrides a rendered key.
+	ExtraConfigOwnedKeyOverrideEvent = "ExtraConfigOwnedKeyOverride"
+)
+
+// Finalizers, labels and annotations of a pool.
+const (
+	// ComputeDrainFinalizer holds a pool until every node is drained.
+	ComputeDrainFinalizer = "nova.openstack.c5c3.io/compute-drain"
+	// ComputeConfigHashAnnotation on the pod template carries the
+	// contract's hash, so a rotated contract rolls the pods.
+	ComputeConfigHashAnnotation = "nova.openstack.c5c3.io/compute-config-hash"
+	// CustomTraitsAnnotation is the hypervisor operator's Node annotation
+	// that overrides a Hypervisor's custom traits.
+	CustomTraitsAnnotation = "nova.openstack.cloud.sap/custom-traits"
+	// AggregateMarkerKey marks an aggregate the pool created, with the
+	// value <namespace>/<nova>.
+	AggregateMarkerKey = "c5c3.io:nova"
+	// TenantFilterTestsAggregate is the zone-less aggregate every pool of
+	// a Nova keeps while any is live.
+	TenantFilterTestsAggregate = "tenant_filter_tests"
+	// DisabledReasonPrefix starts the reason a pool disables a service
+	// with: "c5c3.io: leaving NovaCompute <namespace>/<name>".
+	DisabledReasonPrefix = "c5c3.io: leaving NovaCompute "
+	// PoolConfigKey is the key of the pool's ConfigMap.
+	PoolConfigKey = "compute-pool.conf"
+	// DefaultComputeImageRepository is the default nova-compute image.
+	DefaultComputeImageRepository = "ghcr.io/c5c3/nova-compute"
+	// DiscoverHostsSuffix names the Nova's discovery Job.
+	DiscoverHostsSuffix = "-discover-hosts"
+	// ManageConfigSuffix names the Secret with the Nova's database
+	// configuration that nova-manage reads.
+	ManageConfigSuffix = "-manage-config"
+)
