@@ -9,6 +9,7 @@ import (
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	hypervisorv1 "github.com/anvil/anvil/internal/hypervisor/v1"
 )
 
 // NewScheme returns a scheme that knows the built-in Kubernetes kinds and
@@ -21,5 +22,7 @@ func NewScheme() *runtime.Scheme {
 	utilruntime.Must(novav1alpha1.AddToScheme(s))
 	utilruntime.Must(ovnv1alpha1.AddToScheme(s))
 	utilruntime.Must(neutronv1alpha1.AddToScheme(s))
+	// The hypervisor operator's Hypervisor, whose custom traits pools write.
+	utilruntime.Must(hypervisorv1.AddToScheme(s))
 	return s
 }

@@ -50,7 +50,10 @@ type remoteWatch struct {
 	// fromCluster tells whether an event on the named cluster counts for
 	// the owner; nil accepts every cluster.
 	fromCluster func(owner client.Object, cluster string) bool
-	queue       queue
+	// mapper, when set, replaces the ownership-label mapping: it returns
+	// the requests an object seen on a cluster stands for.
+	mapper func(cluster string, obj client.Object) []reconcile.Request
+	queue  queue
 }
 
 // subscriber is one controller's interest in cluster changes.
@@ -101,13 +104,32 @@ func (r *Registry) RemoteChildrenFromAnyCluster(child, owner client.Object) (sou
 	return r.remoteSource(child, childGVK, owner, ownerGVK.Kind, nil), nil
 }
 
+// RemoteObjects returns a source that hands every object of obj's kind on
+// every engaged compute cluster, now or later, to mapFn, and enqueues the
+// requests it returns. It is for inputs a controller reads on a compute
+// cluster without owning them, such as Nodes or a delivered Secret.
+func (r *Registry) RemoteObjects(obj client.Object, mapFn func(cluster string, obj client.Object) []reconcile.Request) (source.Source, error) {
+	gvk, err := apiutil.GVKForObject(obj, r.opts.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	return r.watchSource(&remoteWatch{child: obj, childGVK: gvk, mapper: mapFn}), nil
+}
+
 func (r *Registry) remoteSource(child client.Object, childGVK schema.GroupVersionKind, owner client.Object, ownerKind string,
 	fromCluster func(client.Object, string) bool) source.Source {
 	newOwner := func() client.Object { return owner.DeepCopyObject().(client.Object) }
+	return r.watchSource(&remoteWatch{child: child, childGVK: childGVK, ownerKind: ownerKind, newOwner: newOwner, fromCluster: fromCluster})
+}
+
+// watchSource registers a remote watch when its controller starts.
+func (r *Registry) watchSource(proto *remoteWatch) source.Source {
+	childGVK := proto.childGVK
 	return sourceFunc(func(_ context.Context, q queue) error {
-		w := &remoteWatch{child: child, childGVK: childGVK, ownerKind: ownerKind, newOwner: newOwner, fromCluster: fromCluster, queue: q}
+		w := *proto
+		w.queue = q
 		r.mu.Lock()
-		r.watches = append(r.watches, w)
+		r.watches = append(r.watches, &w)
 		engaged := make([]*engagement, 0, len(r.clusters))
 		for _, e := range r.clusters {
 			engaged = append(engaged, e)
@@ -117,7 +139,7 @@ func (r *Registry) remoteSource(child client.Object, childGVK schema.GroupVersio
 		// later ones get it during engagement.
 		for _, e := range engaged {
 			ctx, cancel := context.WithTimeout(r.rootCtx, r.opts.SyncTimeout)
-			if err := r.attach(ctx, e, w); err != nil {
+			if err := r.attach(ctx, e, &w); err != nil {
 				r.log.Info("cannot watch children on the cluster yet", "cluster", e.name, "kind", childGVK.Kind, "error", err.Error())
 			}
 			cancel()
@@ -179,6 +201,14 @@ func (r *Registry) attach(ctx context.Context, e *engagement, w *remoteWatch) er
 func (r *Registry) mapChild(cluster string, w *remoteWatch, obj any) {
 	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
+	}
+	if w.mapper != nil {
+		if o, ok := obj.(client.Object); ok {
+			for _, req := range w.mapper(cluster, o) {
+				w.queue.Add(req)
+			}
+		}
+		return
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {

@@ -94,3 +94,24 @@ func statusOnly(err error) any {
 	}
 	return err
 }
+
+// DeleteServer deletes a server and waits until Nova no longer lists it.
+func (c *Cloud) DeleteServer(tb testing.TB, id string) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(tb.Context(), 2*time.Minute)
+	defer cancel()
+	cc, err := c.computeClient(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := servers.Delete(ctx, cc, id).ExtractErr(); err != nil {
+		tb.Fatalf("deleting server %s: %v", id, statusOnly(err))
+	}
+	for ctx.Err() == nil {
+		if _, err := servers.Get(ctx, cc, id).Extract(); err != nil {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	tb.Fatalf("server %s is still listed", id)
+}

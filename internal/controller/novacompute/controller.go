@@ -1,0 +1,184 @@
+package novacompute
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/openstack"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// Requeue intervals of a pass. The Services step asks for the shortest any
+// node needs.
+const (
+	settledRequeue  = 60 * time.Second
+	nodeWaitRequeue = 30 * time.Second
+	inputRequeue    = 15 * time.Second
+	shortRequeue    = 10 * time.Second
+	apiErrorRequeue = 30 * time.Second
+)
+
+// childKinds are the kinds a pool writes onto its cluster; a placed pool's
+// teardown sweeps them by ownership label.
+var childKinds = []schema.GroupVersionKind{
+	{Group: "apps", Version: "v1", Kind: "DaemonSet"},
+	{Version: "v1", Kind: "ConfigMap"},
+}
+
+// Cloud is the part of the OpenStack APIs a pool calls.
+type Cloud interface {
+	openstack.ComputeServices
+	openstack.Hypervisors
+	openstack.Aggregates
+	openstack.Servers
+	openstack.Placement
+}
+
+// CloudFactory authenticates once and returns a Cloud for one pass.
+type CloudFactory func(ctx context.Context, creds openstack.Credentials) (Cloud, error)
+
+// NewSessionCloud is the CloudFactory of production: a gophercloud session.
+func NewSessionCloud(ctx context.Context, creds openstack.Credentials) (Cloud, error) {
+	return openstack.NewSession(ctx, creds)
+}
+
+// Reconciler reconciles NovaCompute objects.
+type Reconciler struct {
+	// Client reads and writes the management cluster through its cache.
+	Client client.Client
+	// APIReader reads the management cluster directly: Nodes, and the
+	// ownership checks of local children.
+	APIReader client.Reader
+	// Scheme maps types to kinds for ownership.
+	Scheme *runtime.Scheme
+	// Registry resolves targetClusterRef.
+	Registry *targetcluster.Registry
+	// Teardown sweeps a placed pool's children on deletion.
+	Teardown *targetcluster.Teardown
+	// Recorder records the pool's events.
+	Recorder events.EventRecorder
+	// Cloud opens the OpenStack session of a pass.
+	Cloud CloudFactory
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	onboarding onboardingTracker
+}
+
+// +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novacomputes,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novacomputes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novacomputes/finalizers,verbs=update
+// +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novas,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=kvm.cloud.sap,resources=hypervisors,verbs=get;list;watch;patch
+
+// Reconcile runs one pass over a pool. It reads like a table of contents:
+// get the pool, defer the one status patch, add the finalizers, take the
+// deletion branch, then run the steps in order.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	pool := &novav1alpha1.NovaCompute{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := pool.DeepCopy()
+	defer func() {
+		if err := r.patchStatus(ctx, before, pool); err != nil {
+			retErr = errors.Join(retErr, err)
+		}
+	}()
+
+	if pool.DeletionTimestamp.IsZero() {
+		added := controllerutil.AddFinalizer(pool, novav1alpha1.ComputeDrainFinalizer)
+		if pool.TargetClusterName() != "" && controllerutil.AddFinalizer(pool, targetcluster.RemoteChildrenFinalizer) {
+			added = true
+		}
+		if added {
+			if err := r.Client.Patch(ctx, pool, client.MergeFrom(before)); err != nil {
+				return ctrl.Result{}, err
+			}
+			before = pool.DeepCopy()
+		}
+	}
+
+	p := &pass{r: r, pool: pool, deleting: !pool.DeletionTimestamp.IsZero()}
+	if p.deleting {
+		return r.reconcileDelete(ctx, p)
+	}
+	return flow.Result(r.runSteps(ctx, p, r.pipeline()))
+}
+
+// step is one stage of the pipeline.
+type step func(context.Context, *pass) (flow.Outcome, error)
+
+// pipeline is the order of the steps: each needs what the earlier ones
+// produced.
+func (r *Reconciler) pipeline() []step {
+	return []step{
+		r.reconcileNovaRef,
+		r.reconcileNodes,
+		r.reconcilePoolConfig,
+		r.reconcileDaemonSet,
+		r.reconcileAggregates,
+		r.reconcileServices,
+		r.reconcileTraits,
+	}
+}
+
+// runSteps runs steps until one halts or fails, merging their outcomes.
+func (r *Reconciler) runSteps(ctx context.Context, p *pass, steps []step) (flow.Outcome, error) {
+	outcome := flow.Continue
+	for _, s := range steps {
+		out, err := s(ctx, p)
+		outcome = flow.Merge(outcome, out)
+		if err != nil || out.Halt {
+			return outcome, err
+		}
+	}
+	return outcome, nil
+}
+
+// patchStatus stamps the generation, derives Ready, updates the node gauge
+// and writes the status once per pass.
+func (r *Reconciler) patchStatus(ctx context.Context, before, pool *novav1alpha1.NovaCompute) error {
+	pool.Status.ObservedGeneration = pool.Generation
+	setReady(pool)
+	observeNodePhases(pool)
+	err := r.Client.Status().Patch(ctx, pool, client.MergeFrom(before))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// now returns the reconciler's clock.
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// event records a pool event; messages never carry a credential.
+func (r *Reconciler) event(pool *novav1alpha1.NovaCompute, warning bool, reason, action, format string, args ...any) {
+	typ := corev1.EventTypeNormal
+	if warning {
+		typ = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(pool, nil, typ, reason, action, format, args...)
+}

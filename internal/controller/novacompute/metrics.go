@@ -1,0 +1,93 @@
+package novacompute
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+)
+
+// The pools' metrics. Pool names are labels, never node names: a label per
+// node would grow without bound on a large fleet.
+var (
+	onboardingSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "anvil_novacompute_node_onboarding_seconds",
+		Help: "Time from a node's nova-compute service registering to its host being mapped into a cell (stage=mapped) and to the host being in its zone aggregate (stage=zone_aggregate).",
+		// From seconds (a discovery Job that was already running) to the
+		// hypervisor operator's onboarding, which takes minutes.
+		Buckets: []float64{5, 10, 20, 30, 60, 120, 300, 600, 1200, 3600},
+	}, []string{"namespace", "pool", "stage"})
+	nodesByPhase = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "anvil_novacompute_nodes",
+		Help: "Nodes of a pool by phase (Pending, Active, Draining, Releasing, Conflict).",
+	}, []string{"namespace", "pool", "phase"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(onboardingSeconds, nodesByPhase)
+}
+
+// phases are the gauge's label values; each is set on every pass, so a
+// phase that empties reads 0.
+var phases = []string{novav1alpha1.NodePending, novav1alpha1.NodeActive, novav1alpha1.NodeDraining, novav1alpha1.NodeReleasing, novav1alpha1.NodeConflict}
+
+// observeNodePhases sets the pool's gauge, or removes its series once the
+// pool is gone.
+func observeNodePhases(pool *novav1alpha1.NovaCompute) {
+	if !pool.DeletionTimestamp.IsZero() && len(pool.Finalizers) == 0 {
+		for _, ph := range phases {
+			nodesByPhase.DeleteLabelValues(pool.Namespace, pool.Name, ph)
+		}
+		return
+	}
+	for _, ph := range phases {
+		nodesByPhase.WithLabelValues(pool.Namespace, pool.Name, ph).Set(float64(countPhase(pool.Status.Nodes, ph)))
+	}
+}
+
+// onboardingTracker observes each node's onboarding stages once per
+// operator process. A restart may observe a stage again; the histogram is a
+// trend, not a ledger.
+type onboardingTracker struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (t *onboardingTracker) once(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.seen == nil {
+		t.seen = map[string]bool{}
+	}
+	if t.seen[key] {
+		return false
+	}
+	t.seen[key] = true
+	return true
+}
+
+// mapped observes the time from registration to the host's mapping.
+func (t *onboardingTracker) mapped(pool *novav1alpha1.NovaCompute, n novav1alpha1.NovaComputeNode, now time.Time) {
+	t.observe(pool, n, now, "mapped")
+}
+
+// inZoneAggregate observes the time from registration to the host being in
+// its zone aggregate.
+func (t *onboardingTracker) inZoneAggregate(pool *novav1alpha1.NovaCompute, n novav1alpha1.NovaComputeNode, now time.Time) {
+	t.observe(pool, n, now, "zone_aggregate")
+}
+
+func (t *onboardingTracker) observe(pool *novav1alpha1.NovaCompute, n novav1alpha1.NovaComputeNode, now time.Time, stage string) {
+	if n.ServiceRegisteredAt == nil {
+		return
+	}
+	key := types.NamespacedName{Namespace: pool.Namespace, Name: pool.Name}.String() + "/" + n.Name + "/" + n.ServiceID + "/" + stage
+	if !t.once(key) {
+		return
+	}
+	onboardingSeconds.WithLabelValues(pool.Namespace, pool.Name, stage).Observe(now.Sub(n.ServiceRegisteredAt.Time).Seconds())
+}

@@ -1,0 +1,134 @@
+package novacompute
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/openstack"
+)
+
+// reconcileAggregates keeps one aggregate per zone of the pool's nodes and
+// tenant_filter_tests, each marked as this Nova's, and deletes marked ones
+// no pool of the Nova needs any more. It never adds a host: the hypervisor
+// operator does that while it onboards a node.
+func (r *Reconciler) reconcileAggregates(ctx context.Context, p *pass) (flow.Outcome, error) {
+	pool := p.pool
+	zones, zoneless := PoolZones(pool.Status.Nodes)
+	cloud, err := p.openCloud(ctx)
+	if err != nil {
+		return p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "authenticating as the Nova's service user", err)
+	}
+	all, err := cloud.ListAggregates(ctx)
+	if err != nil {
+		return p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "listing aggregates", err)
+	}
+	byName := map[string]openstack.Aggregate{}
+	for _, a := range all {
+		byName[a.Name] = a
+	}
+	marker := pool.Namespace + "/" + pool.Spec.NovaRef.Name
+
+	want := map[string]string{} // aggregate -> availability zone
+	if !p.deleting {
+		for _, z := range zones {
+			want[z] = z
+		}
+		want[novav1alpha1.TenantFilterTestsAggregate] = ""
+	}
+	var mismatches []string
+	names := make([]string, 0, len(want))
+	for n := range want {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		az := want[name]
+		if a, ok := byName[name]; ok {
+			if a.Zone != az {
+				mismatches = append(mismatches, fmt.Sprintf("aggregate %s has availability zone %q, want %q", name, a.Zone, az))
+			}
+			continue
+		}
+		created, err := cloud.CreateAggregate(ctx, name, az)
+		if openstack.IsConflict(err) {
+			setCondition(pool, novav1alpha1.AggregatesReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForAggregateReason,
+				fmt.Sprintf("aggregate %s was created by someone else at the same time", name))
+			return flow.Wait(shortRequeue), nil
+		}
+		if err != nil {
+			return p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "creating aggregate "+name, err)
+		}
+		if err := cloud.SetAggregateMetadata(ctx, created.ID, map[string]string{novav1alpha1.AggregateMarkerKey: marker}); err != nil {
+			// An unmarked aggregate would never be reaped; take it back.
+			_ = cloud.DeleteAggregate(ctx, created.ID)
+			return p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "marking aggregate "+name, err)
+		}
+		created.Metadata = map[string]string{novav1alpha1.AggregateMarkerKey: marker}
+		byName[name] = created
+		where := "without an availability zone"
+		if az != "" {
+			where = "in availability zone " + az
+		}
+		r.event(pool, false, novav1alpha1.AggregateCreatedEvent, "Create", "Created aggregate %s %s", name, where)
+	}
+
+	required := RequiredAggregates(p.novaPools, pool, pool.Status.Nodes, p.deleting)
+	for _, a := range all {
+		decision, foreign := DecideReap(a, marker, required)
+		switch decision {
+		case DeleteAggregate:
+			if err := cloud.DeleteAggregate(ctx, a.ID); err != nil && !openstack.IsNotFound(err) {
+				return p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "deleting aggregate "+a.Name, err)
+			}
+			delete(byName, a.Name)
+			r.event(pool, false, novav1alpha1.AggregateDeletedEvent, "Delete", "Deleted aggregate %s: no pool of Nova %s needs it and it has no host", a.Name, marker)
+		case KeepForeignMetadata:
+			r.event(pool, true, novav1alpha1.AggregateKeptEvent, "Delete",
+				"Kept aggregate %s although no pool needs it: it carries metadata the pool did not set (%s)", a.Name, strings.Join(foreign, ", "))
+		}
+	}
+
+	switch {
+	case len(zoneless) > 0:
+		setCondition(pool, novav1alpha1.AggregatesReadyCondition, metav1.ConditionFalse, novav1alpha1.NodesWithoutZoneReason,
+			"nodes without the topology.kubernetes.io/zone label: "+strings.Join(zoneless, ", "))
+	case len(mismatches) > 0:
+		setCondition(pool, novav1alpha1.AggregatesReadyCondition, metav1.ConditionFalse, novav1alpha1.AggregateZoneMismatchReason,
+			strings.Join(mismatches, "; "))
+	default:
+		var outside []string
+		for _, n := range pool.Status.Nodes {
+			if n.Phase != novav1alpha1.NodeActive || n.Zone == "" {
+				continue
+			}
+			if slices.Contains(byName[n.Zone].Hosts, n.Name) {
+				r.onboarding.inZoneAggregate(pool, n, r.now())
+				continue
+			}
+			outside = append(outside, n.Name)
+		}
+		if len(outside) > 0 {
+			setCondition(pool, novav1alpha1.AggregatesReadyCondition, metav1.ConditionTrue, novav1alpha1.NodesOutsideZoneAggregateReason,
+				"the aggregates exist; the hypervisor operator has not put these hosts into their zone aggregate yet: "+strings.Join(outside, ", "))
+		} else {
+			setCondition(pool, novav1alpha1.AggregatesReadyCondition, metav1.ConditionTrue, novav1alpha1.AggregatesEnsuredReason,
+				fmt.Sprintf("%d zone aggregate(s) and %s exist", len(zones), novav1alpha1.TenantFilterTestsAggregate))
+		}
+	}
+	return flow.Continue, nil
+}
+
+// computeAPIError reports a failed OpenStack call on a condition and asks
+// for a retry in 30 s. The error is logged without its body, and the
+// message carries no credential: openstack errors hold only the operation,
+// status and request id.
+func (p *pass) computeAPIError(condition, what string, err error) (flow.Outcome, error) {
+	setCondition(p.pool, condition, metav1.ConditionFalse, novav1alpha1.ComputeAPIErrorReason, what+": "+err.Error())
+	return flow.WaitAndHalt(apiErrorRequeue), nil
+}

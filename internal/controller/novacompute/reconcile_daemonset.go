@@ -1,0 +1,69 @@
+package novacompute
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+)
+
+// reconcileDaemonSet writes {pool}-nova-compute, or deletes it when no node
+// needs a pod, and mirrors its counters into the status.
+func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outcome, error) {
+	pool := p.pool
+	desired := BuildDaemonSet(pool, DaemonSetInput{
+		Image: p.image, PullPolicy: p.pullPolicy, ContractSecret: p.contractSecret, PoolConfigMap: p.poolConfigMap,
+		ContractHash: p.contractHash, Nodes: pool.Status.Nodes, Deleting: p.deleting,
+	})
+	if desired == nil {
+		ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: DaemonSetName(pool.Name), Namespace: pool.Namespace}}
+		if err := r.deleteChild(ctx, p.cluster, pool, ds); err != nil {
+			setCondition(pool, novav1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, novav1alpha1.DaemonSetErrorReason, "deleting the DaemonSet failed")
+			return flow.Halt, fmt.Errorf("deleting DaemonSet %s: %w", ds.Name, err)
+		}
+		pool.Status.DesiredNumberScheduled, pool.Status.NumberReady = 0, 0
+		setCondition(pool, novav1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, novav1alpha1.DaemonSetReadyReason, "no node needs a nova-compute pod")
+		return flow.Continue, nil
+	}
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: desired.Name, Namespace: desired.Namespace}}
+	if _, err := r.applyChild(ctx, p.cluster, pool, ds, func() error {
+		ds.Labels = mergeLabels(ds.Labels, desired.Labels)
+		if ds.CreationTimestamp.IsZero() {
+			ds.Spec.Selector = desired.Spec.Selector
+		}
+		ds.Spec.Template = desired.Spec.Template
+		ds.Spec.UpdateStrategy = desired.Spec.UpdateStrategy
+		return nil
+	}); err != nil {
+		setCondition(pool, novav1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, novav1alpha1.DaemonSetErrorReason,
+			fmt.Sprintf("writing DaemonSet %s failed", desired.Name))
+		return flow.Halt, fmt.Errorf("writing DaemonSet %s: %w", desired.Name, err)
+	}
+	st := ds.Status
+	pool.Status.DesiredNumberScheduled, pool.Status.NumberReady = st.DesiredNumberScheduled, st.NumberReady
+	if !DaemonSetRolledOut(ds) {
+		setCondition(pool, novav1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, novav1alpha1.DaemonSetProgressingReason,
+			fmt.Sprintf("Waiting for the nova-compute DaemonSet: %d of %d nodes run a ready pod", st.NumberReady, st.DesiredNumberScheduled))
+		// Not a wait that halts: the Services step must still drain.
+		return flow.Wait(shortRequeue), nil
+	}
+	pool.Status.InstalledImage = p.image
+	setCondition(pool, novav1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, novav1alpha1.DaemonSetReadyReason,
+		fmt.Sprintf("%d of %d nodes run a ready, current pod", st.NumberReady, st.DesiredNumberScheduled))
+	return flow.Continue, nil
+}
+
+// DaemonSetRolledOut tells whether every scheduled node runs a ready pod of
+// the current template. An OnDelete DaemonSet whose pods were not deleted
+// yet is not rolled out. It is pure.
+func DaemonSetRolledOut(ds *appsv1.DaemonSet) bool {
+	st := ds.Status
+	return st.ObservedGeneration >= ds.Generation && ds.Generation > 0 &&
+		st.UpdatedNumberScheduled == st.DesiredNumberScheduled &&
+		st.NumberReady == st.DesiredNumberScheduled &&
+		st.NumberAvailable == st.DesiredNumberScheduled
+}

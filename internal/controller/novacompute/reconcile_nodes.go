@@ -1,0 +1,122 @@
+package novacompute
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+)
+
+// NovaRefIndex is the field index from a pool to the name of its Nova.
+const NovaRefIndex = "spec.novaRef.name"
+
+// reconcileNodes decides which nodes the pool holds and in which phase. It
+// lists the Nodes its selector matches, straight from the apiserver, and
+// the other pools of the same Nova, which may hold or claim the same nodes.
+func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome, error) {
+	pool := p.pool
+	p.nodes = map[string]*corev1.Node{}
+	var selected []NodeView
+	if !p.deleting {
+		list := &corev1.NodeList{}
+		err := p.reader().List(ctx, list, client.MatchingLabels(pool.Spec.NodeSelector))
+		switch {
+		case apierrors.IsForbidden(err):
+			setCondition(pool, novav1alpha1.NodesReadyCondition, metav1.ConditionFalse, novav1alpha1.NodesForbiddenReason,
+				"the pool may not list the nodes of its cluster; grant list on nodes to its registration")
+			return flow.WaitAndHalt(inputRequeue), nil
+		case err != nil:
+			setCondition(pool, novav1alpha1.NodesReadyCondition, metav1.ConditionFalse, novav1alpha1.NodeListErrorReason, "listing the nodes failed")
+			return flow.Halt, fmt.Errorf("listing nodes: %w", err)
+		}
+		for i := range list.Items {
+			n := &list.Items[i]
+			p.nodes[n.Name] = n
+			selected = append(selected, NodeView{Name: n.Name, Labels: n.Labels})
+		}
+	}
+	// A held node the list misses has left the selector or is gone; read
+	// it singly, so a node that still exists keeps its labels.
+	known := map[string]map[string]string{}
+	for _, e := range pool.Status.Nodes {
+		if _, ok := p.nodes[e.Name]; ok || e.Phase == novav1alpha1.NodeConflict {
+			continue
+		}
+		n := &corev1.Node{}
+		err := p.reader().Get(ctx, client.ObjectKey{Name: e.Name}, n)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			setCondition(pool, novav1alpha1.NodesReadyCondition, metav1.ConditionFalse, novav1alpha1.NodeListErrorReason, "reading a held node failed")
+			return flow.Halt, fmt.Errorf("reading node %s: %w", e.Name, err)
+		}
+		p.nodes[n.Name] = n
+		known[n.Name] = n.Labels
+	}
+
+	pools := &novav1alpha1.NovaComputeList{}
+	if err := r.Client.List(ctx, pools, client.InNamespace(pool.Namespace), client.MatchingFields{NovaRefIndex: pool.Spec.NovaRef.Name}); err != nil {
+		return flow.Halt, fmt.Errorf("listing the pools of Nova %s: %w", pool.Spec.NovaRef.Name, err)
+	}
+	p.novaPools = pools.Items
+	var rivals []Rival
+	for i := range pools.Items {
+		o := &pools.Items[i]
+		if o.UID == pool.UID || o.TargetClusterName() != pool.TargetClusterName() {
+			continue
+		}
+		p.rivals = append(p.rivals, *o)
+		held := map[string]string{}
+		for _, e := range o.Status.Nodes {
+			if e.Phase != novav1alpha1.NodeConflict {
+				held[e.Name] = e.Phase
+			}
+		}
+		rivals = append(rivals, Rival{Name: o.Name, Created: o.CreationTimestamp.Time, Deleting: !o.DeletionTimestamp.IsZero(),
+			Selector: o.Spec.NodeSelector, Held: held})
+	}
+
+	p.decision = DecideNodes(NodeInput{
+		Pool: pool.Name, Created: pool.CreationTimestamp.Time, Deleting: p.deleting,
+		Selected: selected, Known: known, Current: pool.Status.Nodes, Rivals: rivals,
+	})
+	pool.Status.Nodes = p.decision.Nodes
+	var conflicts []string
+	for _, n := range p.decision.Nodes {
+		if n.Phase == novav1alpha1.NodeConflict {
+			conflicts = append(conflicts, fmt.Sprintf("%s (held by %s)", n.Name, n.ConflictsWith))
+		}
+	}
+	for _, name := range p.decision.NewConflicts {
+		e := p.entry(name)
+		r.event(pool, true, novav1alpha1.NodeConflictEvent, "Select",
+			"Node %s is held by NovaCompute %s of the same Nova on this cluster; this pool runs no pod there", name, e.ConflictsWith)
+	}
+	sort.Strings(conflicts)
+	switch {
+	case p.deleting:
+		setCondition(pool, novav1alpha1.NodesReadyCondition, metav1.ConditionTrue, novav1alpha1.NodesResolvedReason,
+			fmt.Sprintf("the pool is being deleted; %d node(s) leaving", p.decision.Leaving))
+	case len(conflicts) > 0:
+		setCondition(pool, novav1alpha1.NodesReadyCondition, metav1.ConditionFalse, novav1alpha1.NodeConflictReason,
+			"held by another pool of the same Nova: "+strings.Join(conflicts, ", "))
+	case p.decision.Selected == 0:
+		setCondition(pool, novav1alpha1.NodesReadyCondition, metav1.ConditionFalse, novav1alpha1.NoMatchingNodesReason,
+			fmt.Sprintf("no node matches the nodeSelector; %d node(s) leaving", p.decision.Leaving))
+	default:
+		setCondition(pool, novav1alpha1.NodesReadyCondition, metav1.ConditionTrue, novav1alpha1.NodesResolvedReason,
+			fmt.Sprintf("%d node(s) selected, %d leaving", p.decision.Selected, p.decision.Leaving))
+	}
+	// NoMatchingNodes and NodeConflict are not waits: the later steps
+	// still serve the nodes the pool holds.
+	return flow.Continue, nil
+}

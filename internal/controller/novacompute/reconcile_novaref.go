@@ -1,0 +1,116 @@
+package novacompute
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/openstack"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// reconcileNovaRef reads the Nova and what the pool takes from it: the
+// image, the contract's name, where both clusters are, and the service
+// user's credentials. The checks run in a fixed order, so the first gap is
+// the one reported.
+func (r *Reconciler) reconcileNovaRef(ctx context.Context, p *pass) (flow.Outcome, error) {
+	pool := p.pool
+	nova := &novav1alpha1.Nova{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: pool.Namespace, Name: pool.Spec.NovaRef.Name}, nova)
+	switch {
+	case apierrors.IsNotFound(err):
+		return p.novaWait(novav1alpha1.NovaNotFoundReason, "Nova %s/%s does not exist", pool.Namespace, pool.Spec.NovaRef.Name)
+	case err != nil:
+		setCondition(pool, novav1alpha1.NovaReadyCondition, metav1.ConditionFalse, novav1alpha1.NovaErrorReason, "reading the Nova failed")
+		return flow.Halt, fmt.Errorf("reading Nova %s: %w", pool.Spec.NovaRef.Name, err)
+	}
+	p.nova = nova
+	if pool.Spec.Image == nil && nova.Status.InstalledRelease == "" {
+		return p.novaWait(novav1alpha1.WaitingForInstalledReleaseReason, "Nova %s reports no installed release yet; the pool's default image follows it", nova.Name)
+	}
+	if nova.Status.ComputeConfigSecretRef == nil {
+		return p.novaWait(novav1alpha1.ComputeConfigNotPublishedReason, "Nova %s has not published its compute contract yet", nova.Name)
+	}
+	if p.cluster, err = r.children(pool.TargetClusterName()); err != nil {
+		return p.novaWait(anvilmeta.TargetClusterUnavailableReason, "%s", err.Error())
+	}
+	if p.novaCluster, err = r.children(nova.TargetClusterName()); err != nil {
+		return p.novaWait(anvilmeta.TargetClusterUnavailableReason, "the Nova's cluster: %s", err.Error())
+	}
+	ref := nova.Spec.ServiceUser.SecretRef
+	key := ref.Key
+	if key == "" {
+		key = "password"
+	}
+	secret := &corev1.Secret{}
+	err = p.novaCluster.Reader.Get(ctx, client.ObjectKey{Namespace: nova.Namespace, Name: ref.Name}, secret)
+	switch {
+	case apierrors.IsNotFound(err) || (err == nil && len(secret.Data[key]) == 0):
+		return p.novaWait(novav1alpha1.WaitingForServiceUserSecretReason,
+			"Nova %s: spec.serviceUser.secretRef names Secret %s key %s, which does not exist or is empty", nova.Name, ref.Name, key)
+	case err != nil:
+		setCondition(pool, novav1alpha1.NovaReadyCondition, metav1.ConditionFalse, novav1alpha1.NovaErrorReason, "reading the service user's Secret failed")
+		return flow.Halt, fmt.Errorf("reading Secret %s: %w", ref.Name, err)
+	}
+	su := nova.Spec.ServiceUser
+	p.creds = openstack.Credentials{
+		AuthURL: nova.Spec.KeystoneEndpoint, Username: orDefault(su.Username, "nova"), Password: string(secret.Data[key]),
+		ProjectName: orDefault(su.ProjectName, "service"), UserDomainName: orDefault(su.UserDomainName, "Default"),
+		ProjectDomainName: orDefault(su.ProjectDomainName, "Default"), Region: nova.Spec.Region, Interface: "internal",
+	}
+	p.image, p.pullPolicy = resolveImage(pool, nova)
+	setCondition(pool, novav1alpha1.NovaReadyCondition, metav1.ConditionTrue, novav1alpha1.NovaResolvedReason,
+		fmt.Sprintf("Nova %s, image %s", nova.Name, p.image))
+	return flow.Continue, nil
+}
+
+// novaWait reports a NovaReady wait and halts the pass.
+func (p *pass) novaWait(reason, format string, args ...any) (flow.Outcome, error) {
+	setCondition(p.pool, novav1alpha1.NovaReadyCondition, metav1.ConditionFalse, reason, fmt.Sprintf(format, args...))
+	return flow.WaitAndHalt(inputRequeue), nil
+}
+
+// children returns where a cluster's children live: the management cluster
+// for "", or a resolved compute cluster.
+func (r *Reconciler) children(cluster string) (*targetcluster.Children, error) {
+	if cluster == "" {
+		c := targetcluster.LocalChildren(r.Client)
+		c.Reader = r.APIReader
+		return c, nil
+	}
+	remote, err := r.Registry.Resolve(cluster)
+	if err != nil {
+		return nil, err
+	}
+	return targetcluster.ChildrenOn(remote), nil
+}
+
+// resolveImage returns the pool's image: spec.image, else the default
+// nova-compute image of the Nova's installed release. It is resolved on
+// every pass and never written back, so a pool without an image follows
+// the control plane once its schemas moved.
+func resolveImage(pool *novav1alpha1.NovaCompute, nova *novav1alpha1.Nova) (string, corev1.PullPolicy) {
+	img := pool.Spec.Image
+	if img == nil {
+		return novav1alpha1.DefaultComputeImageRepository + ":" + nova.Status.InstalledRelease, ""
+	}
+	ref := img.Repository + ":" + img.Tag
+	if img.Digest != "" {
+		ref = img.Repository + "@" + img.Digest
+	}
+	return ref, corev1.PullPolicy(img.PullPolicy)
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

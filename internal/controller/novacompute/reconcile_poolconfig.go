@@ -1,0 +1,154 @@
+package novacompute
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/novaconfig"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// poolConfigComponent is the component label of the pool's ConfigMaps.
+const poolConfigComponent = "pool-config"
+
+// reportedKeys are the extraConfig keys that override an option the pool
+// renders from its own spec; they are honoured, and reported.
+var reportedKeys = map[string][]string{"libvirt": {"virt_type", "cpu_mode", "cpu_models", "images_type"}}
+
+// OverriddenKeys lists the reported keys extraConfig sets, as
+// "[section] key", sorted. It is pure.
+func OverriddenKeys(extra map[string]map[string]string) []string {
+	var out []string
+	for section, keys := range reportedKeys {
+		for _, k := range keys {
+			if _, ok := extra[section][k]; ok {
+				out = append(out, "["+section+"] "+k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// reconcilePoolConfig reads the contract on the pool's cluster, hashes it,
+// and writes the pool's own configuration as an immutable ConfigMap named
+// after its content, keeping the three before it for pods still on them.
+func (r *Reconciler) reconcilePoolConfig(ctx context.Context, p *pass) (flow.Outcome, error) {
+	pool := p.pool
+	name := pool.Spec.NovaRef.Name + novav1alpha1.ComputeConfigSuffix
+	contract := &corev1.Secret{}
+	err := p.cluster.Reader.Get(ctx, client.ObjectKey{Namespace: pool.Namespace, Name: name}, contract)
+	switch {
+	case apierrors.IsNotFound(err):
+		setCondition(pool, novav1alpha1.ConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForComputeConfigReason,
+			fmt.Sprintf("the compute contract %s/%s is not on the pool's cluster yet", pool.Namespace, name))
+		return flow.WaitAndHalt(inputRequeue), nil
+	case err != nil:
+		setCondition(pool, novav1alpha1.ConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.ConfigErrorReason, "reading the compute contract failed")
+		return flow.Halt, fmt.Errorf("reading Secret %s: %w", name, err)
+	}
+	if missing := MissingContractKeys(contract.Data); len(missing) > 0 {
+		setCondition(pool, novav1alpha1.ConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.ComputeConfigIncompleteReason,
+			fmt.Sprintf("the compute contract %s lacks %s", name, strings.Join(missing, ", ")))
+		return flow.WaitAndHalt(inputRequeue), nil
+	}
+	p.contractSecret, p.contractHash = name, ContractHash(contract.Data)
+
+	r.reportExtraConfig(pool)
+	rendered, err := BuildPoolConfig(pool)
+	if err != nil {
+		msg := "rendering the pool's configuration failed"
+		if novaconfig.IsUnsafeValue(err) {
+			msg = "extraConfig: " + err.Error()
+		}
+		setCondition(pool, novav1alpha1.ConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.ConfigErrorReason, msg)
+		return flow.Halt, flow.Invalid(err)
+	}
+	p.poolConfigMap = PoolConfigName(pool.Name, rendered)
+	labels := PodLabels(pool.Name)
+	labels[componentLabel] = poolConfigComponent
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: p.poolConfigMap, Namespace: pool.Namespace}}
+	if _, err := r.applyChild(ctx, p.cluster, pool, cm, func() error {
+		cm.Labels = mergeLabels(cm.Labels, labels)
+		// The name carries the content's hash, so the object never changes
+		// and may be immutable.
+		cm.Immutable = ptrTrue()
+		cm.Data = map[string]string{novav1alpha1.PoolConfigKey: string(rendered)}
+		return nil
+	}); err != nil {
+		setCondition(pool, novav1alpha1.ConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.ConfigErrorReason,
+			fmt.Sprintf("writing ConfigMap %s failed", p.poolConfigMap))
+		return flow.Halt, fmt.Errorf("writing ConfigMap %s: %w", p.poolConfigMap, err)
+	}
+	if err := r.prunePoolConfigs(ctx, p, labels); err != nil {
+		return flow.Halt, err
+	}
+	setCondition(pool, novav1alpha1.ConfigReadyCondition, metav1.ConditionTrue, novav1alpha1.ConfigRenderedReason,
+		"ConfigMap "+p.poolConfigMap)
+	return flow.Continue, nil
+}
+
+// prunePoolConfigs deletes the pool's ConfigMaps beyond the current one
+// and the keptPoolConfigs newest before it.
+func (r *Reconciler) prunePoolConfigs(ctx context.Context, p *pass, labels map[string]string) error {
+	list := &corev1.ConfigMapList{}
+	if err := p.reader().List(ctx, list, client.InNamespace(p.pool.Namespace), client.MatchingLabels(labels)); err != nil {
+		return fmt.Errorf("listing the pool's ConfigMaps: %w", err)
+	}
+	var older []corev1.ConfigMap
+	for _, cm := range list.Items {
+		if cm.Name != p.poolConfigMap && targetcluster.Controls(p.pool, &cm, r.Scheme) {
+			older = append(older, cm)
+		}
+	}
+	sort.Slice(older, func(i, j int) bool {
+		a, b := older[i].CreationTimestamp, older[j].CreationTimestamp
+		if !a.Equal(&b) {
+			return b.Before(&a)
+		}
+		return older[i].Name > older[j].Name
+	})
+	for i := keptPoolConfigs; i < len(older); i++ {
+		if err := p.cluster.Client.Delete(ctx, &older[i]); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting ConfigMap %s: %w", older[i].Name, err)
+		}
+	}
+	return nil
+}
+
+// reportExtraConfig sets ExtraConfigHealthy, with a Warning when the set of
+// overridden keys changes.
+func (r *Reconciler) reportExtraConfig(pool *novav1alpha1.NovaCompute) {
+	keys := OverriddenKeys(pool.Spec.ExtraConfig)
+	if len(keys) == 0 {
+		setCondition(pool, novav1alpha1.ExtraConfigHealthyCondition, metav1.ConditionTrue, novav1alpha1.NoOwnedKeysOverriddenReason,
+			"extraConfig overrides no option the pool renders")
+		return
+	}
+	msg := "extraConfig overrides " + strings.Join(keys, ", ") + ", which spec.libvirt renders"
+	if prev := findCondition(pool, novav1alpha1.ExtraConfigHealthyCondition); prev == nil || prev.Message != msg {
+		r.event(pool, true, novav1alpha1.ExtraConfigOwnedKeyOverrideEvent, "Render", "%s", msg)
+	}
+	setCondition(pool, novav1alpha1.ExtraConfigHealthyCondition, metav1.ConditionFalse, novav1alpha1.OwnedKeysOverriddenReason, msg)
+}
+
+func mergeLabels(live, want map[string]string) map[string]string {
+	if live == nil {
+		live = map[string]string{}
+	}
+	for k, v := range want {
+		live[k] = v
+	}
+	return live
+}
+
+func ptrTrue() *bool { t := true; return &t }

@@ -1,0 +1,95 @@
+package novacompute
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+	hypervisorv1 "github.com/anvil/anvil/internal/hypervisor/v1"
+)
+
+// reconcileTraits creates every trait the pool names in Placement and
+// writes each node's list into spec.customTraits of its Hypervisor, the
+// hypervisor operator's object for the node, which applies the list to
+// the node's resource provider. The pool reads the result back from the
+// Hypervisor's status.
+func (r *Reconciler) reconcileTraits(ctx context.Context, p *pass) (flow.Outcome, error) {
+	pool := p.pool
+	all := AllTraits(pool)
+	if len(all) == 0 || p.deleting {
+		setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionTrue, novav1alpha1.NoTraitsReason, "the pool declares no custom traits")
+		return flow.Continue, nil
+	}
+	cloud, err := p.openCloud(ctx)
+	if err != nil {
+		return p.computeAPIError(novav1alpha1.TraitsReadyCondition, "authenticating as the Nova's service user", err)
+	}
+	for _, t := range all {
+		if err := cloud.EnsureTrait(ctx, t); err != nil {
+			return p.computeAPIError(novav1alpha1.TraitsReadyCondition, "creating trait "+t+" in Placement", err)
+		}
+	}
+	var annotated, waiting []string
+	for _, e := range pool.Status.Nodes {
+		if !heldForZones(e.Phase) {
+			continue
+		}
+		if n := p.nodes[e.Name]; n != nil {
+			if _, ok := n.Annotations[novav1alpha1.CustomTraitsAnnotation]; ok {
+				// The hypervisor operator would overwrite the list from
+				// the annotation on every pass; leave the node alone.
+				annotated = append(annotated, e.Name)
+				continue
+			}
+		}
+		want := NodeTraits(pool, e.Name)
+		hv := &hypervisorv1.Hypervisor{}
+		err := p.cluster.Reader.Get(ctx, client.ObjectKey{Name: e.Name}, hv)
+		switch {
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+			// The hypervisor operator creates the Hypervisor once it sees
+			// the node; until then there is nothing to write.
+			waiting = append(waiting, e.Name+" (no Hypervisor yet)")
+			continue
+		case err != nil:
+			setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.TraitsErrorReason,
+				fmt.Sprintf("reading Hypervisor %s failed: %s", e.Name, apierrors.ReasonForError(err)))
+			return flow.Wait(nodeWaitRequeue), nil
+		}
+		if !slices.Equal(hv.Spec.CustomTraits, want) {
+			patch := client.MergeFrom(hv.DeepCopy())
+			hv.Spec.CustomTraits = want
+			if err := p.cluster.Client.Patch(ctx, hv, patch); err != nil {
+				setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.TraitsErrorReason,
+					fmt.Sprintf("writing the custom traits of Hypervisor %s failed: %s", e.Name, apierrors.ReasonForError(err)))
+				return flow.Wait(nodeWaitRequeue), nil
+			}
+		}
+		if !containsAll(hv.Status.Traits, want) {
+			waiting = append(waiting, e.Name)
+		}
+	}
+	sort.Strings(annotated)
+	switch {
+	case len(annotated) > 0:
+		setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.NodesWithCustomTraitsAnnotationReason,
+			"remove the "+novav1alpha1.CustomTraitsAnnotation+" annotation from: "+strings.Join(annotated, ", "))
+		return flow.Wait(nodeWaitRequeue), nil
+	case len(waiting) > 0:
+		setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForHypervisorOperatorReason,
+			"the hypervisor operator has not applied the traits of: "+strings.Join(waiting, ", "))
+		return flow.Wait(nodeWaitRequeue), nil
+	}
+	setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionTrue, novav1alpha1.TraitsAppliedReason,
+		fmt.Sprintf("every node carries its custom traits (%s)", strings.Join(all, ", ")))
+	return flow.Continue, nil
+}

@@ -1,0 +1,153 @@
+package novacompute
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// SetupWithManager wires the controller. Besides the pool itself it
+// watches what the pool's passes read: its DaemonSet and ConfigMaps, its
+// Nova, its sibling pools, the delivered contract and the Nodes of its
+// cluster. The Services step polls Nova, which cannot be watched.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("novacompute-controller")
+	}
+	if r.Teardown == nil && r.Registry != nil {
+		r.Teardown = &targetcluster.Teardown{Registry: r.Registry, Scheme: r.Scheme, Recorder: r.Recorder}
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	if r.Cloud == nil {
+		r.Cloud = NewSessionCloud
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &novav1alpha1.NovaCompute{}, NovaRefIndex, func(o client.Object) []string {
+		return []string{o.(*novav1alpha1.NovaCompute).Spec.NovaRef.Name}
+	}); err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("novacompute-controller").
+		// Status-only updates are the controller's own writes.
+		For(&novav1alpha1.NovaCompute{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&appsv1.DaemonSet{}).
+		Owns(&corev1.ConfigMap{}).
+		Watches(&novav1alpha1.Nova{}, handler.EnqueueRequestsFromMapFunc(r.poolsOfNova)).
+		Watches(&novav1alpha1.NovaCompute{}, handler.EnqueueRequestsFromMapFunc(r.siblings), builder.WithPredicates(siblingChange{})).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return r.poolsReadingContract(ctx, "", o)
+		}))
+	if r.Registry != nil {
+		if err := targetcluster.IndexTargetCluster(ctx, mgr.GetFieldIndexer(), &novav1alpha1.NovaCompute{}); err != nil {
+			return err
+		}
+		daemonSets, err := r.Registry.RemoteChildren(&appsv1.DaemonSet{}, &novav1alpha1.NovaCompute{})
+		if err != nil {
+			return err
+		}
+		secrets, err := r.Registry.RemoteObjects(&corev1.Secret{}, func(cluster string, o client.Object) []reconcile.Request {
+			return r.poolsReadingContract(context.Background(), cluster, o)
+		})
+		if err != nil {
+			return err
+		}
+		nodes, err := r.Registry.RemoteObjects(&corev1.Node{}, r.poolsOnCluster)
+		if err != nil {
+			return err
+		}
+		b = b.WatchesRawSource(daemonSets).WatchesRawSource(secrets).WatchesRawSource(nodes).
+			WatchesRawSource(r.Registry.ClusterChanges(func() client.ObjectList { return &novav1alpha1.NovaComputeList{} }))
+	}
+	return b.Complete(r)
+}
+
+// poolsOfNova enqueues every pool of a Nova.
+func (r *Reconciler) poolsOfNova(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.pools(ctx, o.GetNamespace(), o.GetName(), nil)
+}
+
+// siblings enqueues the other pools of the same Nova, which may now win or
+// lose a node, or need an aggregate less.
+func (r *Reconciler) siblings(ctx context.Context, o client.Object) []reconcile.Request {
+	pool := o.(*novav1alpha1.NovaCompute)
+	return r.pools(ctx, pool.Namespace, pool.Spec.NovaRef.Name, func(p *novav1alpha1.NovaCompute) bool { return p.UID != pool.UID })
+}
+
+// poolsReadingContract enqueues the pools on cluster ("" for the management
+// cluster) that read a Secret named {nova}-compute-config.
+func (r *Reconciler) poolsReadingContract(ctx context.Context, cluster string, o client.Object) []reconcile.Request {
+	name := o.GetName()
+	const suffix = novav1alpha1.ComputeConfigSuffix
+	if len(name) <= len(suffix) || name[len(name)-len(suffix):] != suffix {
+		return nil
+	}
+	return r.pools(ctx, o.GetNamespace(), name[:len(name)-len(suffix)], func(p *novav1alpha1.NovaCompute) bool {
+		return p.TargetClusterName() == cluster
+	})
+}
+
+// poolsOnCluster enqueues every pool placed on a compute cluster when one
+// of its Nodes changes; a local pool sees relabelled nodes on its next
+// periodic pass.
+func (r *Reconciler) poolsOnCluster(cluster string, _ client.Object) []reconcile.Request {
+	list := &novav1alpha1.NovaComputeList{}
+	if err := r.Client.List(context.Background(), list, client.MatchingFields{targetcluster.TargetClusterIndex: cluster}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, p := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
+	}
+	return out
+}
+
+// pools lists the pools of a Nova that keep passes.
+func (r *Reconciler) pools(ctx context.Context, namespace, nova string, keep func(*novav1alpha1.NovaCompute) bool) []reconcile.Request {
+	list := &novav1alpha1.NovaComputeList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{NovaRefIndex: nova}); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if keep == nil || keep(&list.Items[i]) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
+}
+
+// siblingChange passes a pool's spec changes, the start of its deletion,
+// and changes of the nodes it holds, which its siblings decide on.
+type siblingChange struct{ predicate.Funcs }
+
+// Update passes the changes siblings care about.
+func (siblingChange) Update(e event.UpdateEvent) bool {
+	a, okA := e.ObjectOld.(*novav1alpha1.NovaCompute)
+	b, okB := e.ObjectNew.(*novav1alpha1.NovaCompute)
+	if !okA || !okB {
+		return false
+	}
+	if a.Generation != b.Generation || a.DeletionTimestamp.IsZero() != b.DeletionTimestamp.IsZero() || len(a.Status.Nodes) != len(b.Status.Nodes) {
+		return true
+	}
+	for i := range a.Status.Nodes {
+		x, y := a.Status.Nodes[i], b.Status.Nodes[i]
+		if x.Name != y.Name || x.Phase != y.Phase || x.Zone != y.Zone {
+			return true
+		}
+	}
+	return false
+}
