@@ -147,6 +147,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 		if err := anvilwebhook.SetupControlPlaneWebhook(mgr); err != nil {
 			return nil, fmt.Errorf("setting up the ControlPlane webhook: %w", err)
 		}
+		if err := anvilwebhook.SetupNovaComputeWebhook(mgr); err != nil {
+			return nil, fmt.Errorf("setting up the NovaCompute webhook: %w", err)
+		}
 	}
 	return reg, nil
 }

@@ -60,6 +60,9 @@ func runManager(e *testenv.Environment) error {
 	if err := anvilwebhook.SetupNovaWebhook(mgr); err != nil {
 		return err
 	}
+	if err := anvilwebhook.SetupNovaComputeWebhook(mgr); err != nil {
+		return err
+	}
 	go func() {
 		// The manager runs until the test binary exits; the environment's
 		// apiserver stops first, which the webhook server does not mind.
