@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,6 +36,19 @@ const (
 	// NovaPasswordSecret holds the nova service user's password under
 	// password.
 	NovaPasswordSecret = "devstack-nova-password"
+	// NovaDBSecret holds the nova database user's credentials under
+	// username and password. It exists only with the OpenStack services,
+	// whose MariaDB it opens.
+	NovaDBSecret = "devstack-nova-db"
+)
+
+// The local MariaDB's databases and user, as hack/openstack/openstack.sh
+// creates them.
+const (
+	novaAPIDatabase  = "nova_api"
+	novaCellDatabase = "nova"
+	novaDBUser       = "nova"
+	localDBHost      = "127.0.0.1"
 )
 
 // The release and image the sample Nova declares. The devstack runs no
@@ -50,9 +65,11 @@ const (
 //
 // The Secrets are created once: their random values are kept on every
 // later `up`, since rotating them would roll the whole control plane. Only
-// the CA bundle follows the devstack CA. An existing ControlPlane is left
-// alone, because the guides patch it (step 1 adds remoteCompute) and a
-// re-run must not undo that.
+// the CA bundle follows the devstack CA; with the OpenStack services every
+// Secret is overwritten from their state instead, which is what the
+// services accept. An existing ControlPlane is left alone, because the
+// guides patch it (step 1 adds remoteCompute) and a re-run must not undo
+// that.
 func (s *Stack) applySampleControlPlane(ctx context.Context, _ *state) (string, error) {
 	c, err := s.clusterClient(ctx, ManagementCluster)
 	if err != nil {
@@ -69,10 +86,7 @@ func (s *Stack) applySampleControlPlane(ctx context.Context, _ *state) (string, 
 		}
 		caPEM = cloud.busCA
 	}
-	secrets := []struct {
-		name string
-		fill func(map[string][]byte) error
-	}{
+	secrets := []sampleSecret{
 		{BusSecret, func(d map[string][]byte) error {
 			if cloud != nil {
 				d["transport_url"] = []byte(cloud.transportURL)
@@ -111,6 +125,14 @@ func (s *Stack) applySampleControlPlane(ctx context.Context, _ *state) (string, 
 			return nil
 		}},
 	}
+	if cloud != nil {
+		secrets = append(secrets, sampleSecret{NovaDBSecret, func(d map[string][]byte) error {
+			d["username"] = []byte(novaDBUser)
+			d["password"] = []byte(cloud.novaDBPassword)
+			return nil
+		}})
+	}
+	names := make([]string, 0, len(secrets))
 	for _, sec := range secrets {
 		got := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: sec.name, Namespace: WorkloadNamespace}}
 		if _, err := controllerutil.CreateOrUpdate(ctx, c, got, func() error {
@@ -129,18 +151,26 @@ func (s *Stack) applySampleControlPlane(ctx context.Context, _ *state) (string, 
 			// The error names the Secret, never its data.
 			return "", fmt.Errorf("sample Secret %s/%s: %w", WorkloadNamespace, sec.name, err)
 		}
+		names = append(names, sec.name)
 	}
 
 	cp := sampleControlPlane(cloud)
 	err = c.Create(ctx, cp)
 	switch {
 	case err == nil:
-		return fmt.Sprintf("created ControlPlane %s/%s with Secrets %s, %s, %s", WorkloadNamespace, SampleControlPlane, BusSecret, BusCASecret, NovaPasswordSecret), nil
+		return fmt.Sprintf("created ControlPlane %s/%s with Secrets %s", WorkloadNamespace, SampleControlPlane, strings.Join(names, ", ")), nil
 	case apierrors.IsAlreadyExists(err):
 		return fmt.Sprintf("ControlPlane %s/%s exists and is left as it is", WorkloadNamespace, SampleControlPlane), nil
 	default:
 		return "", fmt.Errorf("ControlPlane %s/%s: %w", WorkloadNamespace, SampleControlPlane, err)
 	}
+}
+
+// sampleSecret is one Secret the sample ControlPlane reads: fill sets its
+// data, given what is there already.
+type sampleSecret struct {
+	name string
+	fill func(map[string][]byte) error
 }
 
 // busURL is the in-cluster transport URL of the devstack's (future) broker.
@@ -160,12 +190,15 @@ func randomToken() (string, error) {
 
 // sampleCloud is what the sample objects take from the local OpenStack
 // services: their endpoints, the bus the computes dial (the TLS listener)
-// with its CA, and the nova service user's password.
+// with its CA, the nova service user's password, and the MariaDB port and
+// nova database password that host discovery needs.
 type sampleCloud struct {
 	transportURL, novaPassword       string
 	busCA                            []byte
 	keystone, keystonePublic, region string
 	placement, neutron, glance       string
+	mariaDBPort                      int32
+	novaDBPassword                   string
 }
 
 // loadSampleCloud reads the running service set's state directory.
@@ -187,18 +220,30 @@ func (s *Stack) loadSampleCloud() (*sampleCloud, error) {
 		return nil, err
 	}
 	e := local.Endpoints
+	port, err := strconv.ParseInt(e[localcloud.MariaDBPort], 10, 32)
+	if err != nil || port < 1 || port > 65535 {
+		return nil, fmt.Errorf("the service set's endpoints.env has no valid %s (%q)", localcloud.MariaDBPort, e[localcloud.MariaDBPort])
+	}
+	dbPassword, err := local.DatabasePassword(novaDBUser)
+	if err != nil {
+		return nil, err
+	}
 	return &sampleCloud{
 		transportURL: url, novaPassword: pw, busCA: ca,
 		keystone: e[localcloud.KeystoneURL], keystonePublic: e[localcloud.KeystonePublicURL], region: e[localcloud.Region],
 		placement: e[localcloud.PlacementURL], neutron: e[localcloud.NeutronURL], glance: e[localcloud.ImageURL],
+		mariaDBPort: int32(port), novaDBPassword: dbPassword,
 	}, nil
 }
 
 // sampleControlPlane is the ControlPlane the guides start from: a bus with
 // TLS, every referenced service with an https public endpoint, and Nova.
 // With cloud set, every address is the local services' (their public
-// endpoints are the catalog's, plain http except Keystone's). It sets no
-// remoteCompute; step 1 of "Connect a compute cluster" does.
+// endpoints are the catalog's, plain http except Keystone's), and Nova
+// declares the local MariaDB's nova_api and nova databases, so host
+// discovery has a real cell to map computes into. Without it no database
+// runs, so none is declared. It sets no remoteCompute; step 1 of "Connect a
+// compute cluster" does.
 func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 	service := func(name, port string) *c5c3v1alpha1.ReferencedService {
 		return &c5c3v1alpha1.ReferencedService{
@@ -212,12 +257,17 @@ func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 		Region:           "RegionOne",
 	}
 	placement, neutron, glance := service("placement", "8778"), service("neutron", "9696"), service("glance", "9292")
+	var apiDB, cellDB *c5c3v1alpha1.DatabaseSpec
 	if cloud != nil {
 		local := func(url string) *c5c3v1alpha1.ReferencedService {
 			return &c5c3v1alpha1.ReferencedService{InternalEndpoint: url, PublicEndpoint: url}
 		}
 		keystone = &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: cloud.keystone, PublicEndpoint: cloud.keystonePublic, Region: cloud.region}
 		placement, neutron, glance = local(cloud.placement), local(cloud.neutron), local(cloud.glance)
+		database := func(name string) *c5c3v1alpha1.DatabaseSpec {
+			return &c5c3v1alpha1.DatabaseSpec{Host: localDBHost, Port: cloud.mariaDBPort, Database: name, SecretName: NovaDBSecret}
+		}
+		apiDB, cellDB = database(novaAPIDatabase), database(novaCellDatabase)
 	}
 	return &c5c3v1alpha1.ControlPlane{
 		ObjectMeta: metav1.ObjectMeta{
@@ -243,6 +293,8 @@ func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 					OpenStackRelease:     sampleRelease,
 					Image:                anvilmeta.ImageSpec{Repository: sampleRepository, Tag: sampleRelease},
 					ServiceUserSecretRef: c5c3v1alpha1.SecretKeyRef{Name: NovaPasswordSecret, Key: "password"},
+					APIDatabase:          apiDB,
+					Database:             cellDB,
 				},
 			},
 		},

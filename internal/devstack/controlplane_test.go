@@ -2,12 +2,15 @@ package devstack
 
 import (
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	"github.com/anvil/anvil/internal/openstack/localcloud"
 )
 
 func TestSampleControlPlane(t *testing.T) {
@@ -43,6 +46,10 @@ func TestSampleControlPlane(t *testing.T) {
 	if n.RemoteCompute != nil {
 		t.Error("the sample sets remoteCompute")
 	}
+	// Without the OpenStack services no MariaDB runs.
+	if n.APIDatabase != nil || n.Database != nil {
+		t.Errorf("the sample declares databases without OpenStack: %+v, %+v", n.APIDatabase, n.Database)
+	}
 }
 
 // With the OpenStack services, the sample points at their addresses: the
@@ -52,6 +59,7 @@ func TestSampleControlPlaneOnLocalServices(t *testing.T) {
 	cloud := &sampleCloud{
 		keystone: "http://127.0.0.1:15500/v3", keystonePublic: "https://127.0.0.1:15501/v3", region: "RegionOne",
 		placement: "http://127.0.0.1:18778", neutron: "http://127.0.0.1:19696", glance: "http://127.0.0.1:19292",
+		mariaDBPort: 13306, novaDBPassword: "db-pw",
 	}
 	svc := sampleControlPlane(cloud).Spec.Services
 	if svc.Keystone.InternalEndpoint != cloud.keystone || svc.Keystone.PublicEndpoint != cloud.keystonePublic || svc.Keystone.Region != "RegionOne" {
@@ -64,6 +72,78 @@ func TestSampleControlPlaneOnLocalServices(t *testing.T) {
 		if tt.got == nil || tt.got.InternalEndpoint != tt.want || tt.got.PublicEndpoint != tt.want {
 			t.Errorf("%s = %+v, want %s", name, tt.got, tt.want)
 		}
+	}
+	for name, tt := range map[string]struct {
+		got  *c5c3v1alpha1.DatabaseSpec
+		want string
+	}{"apiDatabase": {svc.Nova.APIDatabase, "nova_api"}, "database": {svc.Nova.Database, "nova"}} {
+		want := c5c3v1alpha1.DatabaseSpec{Host: "127.0.0.1", Port: 13306, Database: tt.want, SecretName: NovaDBSecret}
+		if tt.got == nil || *tt.got != want {
+			t.Errorf("%s = %+v, want %+v", name, tt.got, want)
+		}
+	}
+}
+
+// writeServiceSet writes the state directory of a service set, as
+// hack/openstack/openstack.sh leaves it, with the MariaDB port given.
+func writeServiceSet(t *testing.T, mariaDBPort string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"secrets/keystone-nova": "svc-pw\n",
+		"secrets/db-nova":       "db-pw-0e4c\n",
+		"transport-tls":         "rabbit://nova:bus@127.0.0.1:15671/\n",
+		"rabbit-ca.crt":         "-----BEGIN CERTIFICATE-----\n",
+		"clouds.yaml":           "clouds:\n  anvil:\n    auth:\n      auth_url: http://127.0.0.1:15500/v3\n",
+		"endpoints.env": strings.Join([]string{
+			localcloud.KeystoneURL + "=http://127.0.0.1:15500/v3",
+			localcloud.TransportURLTLSFile + "=" + filepath.Join(dir, "transport-tls"),
+			localcloud.RabbitMQCA + "=" + filepath.Join(dir, "rabbit-ca.crt"),
+			localcloud.MariaDBPort + "=" + mariaDBPort,
+		}, "\n") + "\n",
+	}
+	for name, data := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestLoadSampleCloudDatabase(t *testing.T) {
+	tests := []struct {
+		name, port string
+		wantPort   int32
+		wantErr    bool
+	}{
+		{name: "port", port: "13306", wantPort: 13306},
+		{name: "no port", port: "", wantErr: true},
+		{name: "port out of range", port: "70000", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("ANVIL_OPENSTACK_DIR", writeServiceSet(t, tt.port))
+			cloud, err := (&Stack{}).loadSampleCloud()
+			if tt.wantErr {
+				if err == nil {
+					t.Fatal("loaded a service set without a valid MariaDB port")
+				}
+				if strings.Contains(err.Error(), "db-pw-0e4c") {
+					t.Error("the error carries the database password")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cloud.mariaDBPort != tt.wantPort || cloud.novaDBPassword != "db-pw-0e4c" || cloud.novaPassword != "svc-pw" {
+				t.Errorf("port %d, database password read: %v", cloud.mariaDBPort, cloud.novaDBPassword == "db-pw-0e4c")
+			}
+		})
 	}
 }
 

@@ -32,6 +32,9 @@ const (
 	sharedSecretKey = "shared_secret"
 )
 
+// defaultDatabasePort is the API default of a database's port.
+const defaultDatabasePort = 3306
+
 // NovaName is the name of the Nova a ControlPlane projects.
 func NovaName(cp *c5c3v1alpha1.ControlPlane) string { return cp.Name + c5c3v1alpha1.NovaSuffix }
 
@@ -209,6 +212,8 @@ func BuildNovaSpec(cp *c5c3v1alpha1.ControlPlane) (novav1alpha1.NovaSpec, error)
 	if c := svc.ConsoleProxy; c != nil {
 		spec.ConsoleProxy = novav1alpha1.ConsoleProxySpec{Enabled: c.Enabled, Hostname: c.Hostname}
 	}
+	spec.APIDatabase = novaDatabase(svc.APIDatabase)
+	spec.Database = novaDatabase(svc.Database)
 	if svc.RemoteCompute != nil {
 		public := PublicKeystoneURL(ks)
 		if !strings.HasPrefix(public, "https://") {
@@ -220,6 +225,24 @@ func BuildNovaSpec(cp *c5c3v1alpha1.ControlPlane) (novav1alpha1.NovaSpec, error)
 		}
 	}
 	return spec, nil
+}
+
+// novaDatabase projects a ControlPlane database onto the Nova's. The Nova
+// lives in the ControlPlane's namespace, so it reads the named Secret where
+// it is; nothing is copied. A zero port is the API default, 3306, which a
+// ControlPlane built without the apiserver's defaulting may lack.
+func novaDatabase(db *c5c3v1alpha1.DatabaseSpec) *novav1alpha1.DatabaseSpec {
+	if db == nil {
+		return nil
+	}
+	port := db.Port
+	if port == 0 {
+		port = defaultDatabasePort
+	}
+	return &novav1alpha1.DatabaseSpec{
+		Host: db.Host, Port: port, Database: db.Database,
+		SecretRef: novav1alpha1.DatabaseSecretRef{Name: db.SecretName},
+	}
 }
 
 // PublicKeystoneURL is the Keystone URL clients outside the cluster use:

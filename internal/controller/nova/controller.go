@@ -1,8 +1,10 @@
-// Package nova reconciles Nova objects. Today it runs one step, the
-// ComputeConfig step, which publishes the compute contract: everything a
+// Package nova reconciles Nova objects. It runs two steps. The
+// ComputeConfig step publishes the compute contract: everything a
 // hypervisor needs from the control plane, as the Secret
 // {nova}-compute-config, and, while remoteCompute is set, its remote form
-// {nova}-remote-compute-config.
+// {nova}-remote-compute-config. The ManageConfig step publishes
+// {nova}-manage-config, the database configuration nova-manage reads, while
+// the Nova declares its databases.
 package nova
 
 import (
@@ -88,6 +90,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	outcome := flow.Continue
 	for _, step := range []func(context.Context, *novav1alpha1.Nova, *targetcluster.Children) (flow.Outcome, error){
 		r.reconcileComputeConfig,
+		r.reconcileManageConfig,
 	} {
 		out, err := step(ctx, nova, children)
 		outcome = flow.Merge(outcome, out)

@@ -94,6 +94,10 @@ func (r *Reconciler) reconcileComputeConfig(ctx context.Context, nova *novav1alp
 		return r.computeConfigFailed(nova, err)
 	}
 	nova.Status.ComputeConfigSecretRef = &anvilmeta.LocalObjectReference{Name: ComputeConfigName(nova)}
+	// Anvil references a brownfield control plane rather than installing
+	// one, so the release it runs is the one the contract was just
+	// published from; pools default their image to it.
+	nova.Status.InstalledRelease = nova.Spec.OpenStackRelease
 
 	switch {
 	case nova.Spec.RemoteCompute == nil:

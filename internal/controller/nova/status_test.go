@@ -3,17 +3,25 @@ package nova
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/novaconfig"
 )
 
 func cond(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
 	return metav1.Condition{Type: novav1alpha1.ComputeConfigReadyCondition, Status: status, Reason: reason, Message: msg}
 }
 
+func manageCond(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	return metav1.Condition{Type: novav1alpha1.ManageConfigReadyCondition, Status: status, Reason: reason, Message: msg}
+}
+
 func TestReadyCondition(t *testing.T) {
+	published := cond(metav1.ConditionTrue, novav1alpha1.ComputeConfigPublishedReason, "")
+	notRequired := manageCond(metav1.ConditionTrue, novav1alpha1.ManageConfigNotRequiredReason, "")
 	tests := []struct {
 		name       string
 		conds      []metav1.Condition
@@ -21,8 +29,13 @@ func TestReadyCondition(t *testing.T) {
 		wantReason string
 	}{
 		{name: "nothing reported yet", wantStatus: metav1.ConditionUnknown, wantReason: anvilmeta.ReconcilingReason},
-		{name: "published", conds: []metav1.Condition{cond(metav1.ConditionTrue, novav1alpha1.ComputeConfigPublishedReason, "")}, wantStatus: metav1.ConditionTrue, wantReason: ReadyReason},
-		{name: "waiting for the remote URL", conds: []metav1.Condition{cond(metav1.ConditionFalse, novav1alpha1.WaitingForRemoteTransportURLReason, "m")}, wantStatus: metav1.ConditionFalse, wantReason: novav1alpha1.WaitingForRemoteTransportURLReason},
+		{name: "published, manage config not yet reported", conds: []metav1.Condition{published}, wantStatus: metav1.ConditionUnknown, wantReason: anvilmeta.ReconcilingReason},
+		{name: "published, no databases", conds: []metav1.Condition{published, notRequired}, wantStatus: metav1.ConditionTrue, wantReason: ReadyReason},
+		{name: "both published", conds: []metav1.Condition{published, manageCond(metav1.ConditionTrue, novav1alpha1.ManageConfigPublishedReason, "")}, wantStatus: metav1.ConditionTrue, wantReason: ReadyReason},
+		{name: "waiting for a database Secret", conds: []metav1.Condition{published, manageCond(metav1.ConditionFalse, novav1alpha1.WaitingForDatabaseSecretReason, "m")}, wantStatus: metav1.ConditionFalse, wantReason: novav1alpha1.WaitingForDatabaseSecretReason},
+		{name: "manage config error", conds: []metav1.Condition{published, manageCond(metav1.ConditionFalse, novav1alpha1.ManageConfigErrorReason, "m")}, wantStatus: metav1.ConditionFalse, wantReason: novav1alpha1.ManageConfigErrorReason},
+		{name: "the contract comes first", conds: []metav1.Condition{cond(metav1.ConditionFalse, novav1alpha1.WaitingForInputsReason, "m"), manageCond(metav1.ConditionFalse, novav1alpha1.WaitingForDatabaseSecretReason, "m")}, wantStatus: metav1.ConditionFalse, wantReason: novav1alpha1.WaitingForInputsReason},
+		{name: "waiting for the remote URL", conds: []metav1.Condition{cond(metav1.ConditionFalse, novav1alpha1.WaitingForRemoteTransportURLReason, "m"), notRequired}, wantStatus: metav1.ConditionFalse, wantReason: novav1alpha1.WaitingForRemoteTransportURLReason},
 		{name: "error", conds: []metav1.Condition{cond(metav1.ConditionFalse, novav1alpha1.ComputeConfigErrorReason, "m")}, wantStatus: metav1.ConditionFalse, wantReason: novav1alpha1.ComputeConfigErrorReason},
 		{name: "cluster unavailable", conds: []metav1.Condition{cond(metav1.ConditionFalse, anvilmeta.TargetClusterUnavailableReason, "m")}, wantStatus: metav1.ConditionFalse, wantReason: anvilmeta.TargetClusterUnavailableReason},
 	}
@@ -40,6 +53,10 @@ func TestTransitionEvents(t *testing.T) {
 	published := cond(metav1.ConditionTrue, novav1alpha1.ComputeConfigPublishedReason, "published x")
 	failed := cond(metav1.ConditionFalse, novav1alpha1.ComputeConfigErrorReason, "section [DEFAULT] contains a control character")
 	waiting := cond(metav1.ConditionFalse, novav1alpha1.WaitingForRemoteTransportURLReason, "w")
+	managePublished := manageCond(metav1.ConditionTrue, novav1alpha1.ManageConfigPublishedReason, "published x-manage-config")
+	manageFailed := manageCond(metav1.ConditionFalse, novav1alpha1.ManageConfigErrorReason, "spec: section [database] contains a control character")
+	manageWaiting := manageCond(metav1.ConditionFalse, novav1alpha1.WaitingForDatabaseSecretReason, "w")
+	manageNotRequired := manageCond(metav1.ConditionTrue, novav1alpha1.ManageConfigNotRequiredReason, "n")
 	tests := []struct {
 		name          string
 		before, after []metav1.Condition
@@ -51,6 +68,12 @@ func TestTransitionEvents(t *testing.T) {
 		{name: "same error again", before: []metav1.Condition{failed}, after: []metav1.Condition{failed}},
 		{name: "recovered", before: []metav1.Condition{failed}, after: []metav1.Condition{published}, want: []string{"Normal ComputeConfigPublished"}},
 		{name: "waiting records nothing", before: []metav1.Condition{published}, after: []metav1.Condition{waiting}},
+		{name: "manage config published", before: []metav1.Condition{published}, after: []metav1.Condition{published, managePublished}, want: []string{"Normal ManageConfigPublished"}},
+		{name: "manage config steady", before: []metav1.Condition{published, managePublished}, after: []metav1.Condition{published, managePublished}},
+		{name: "manage config into an error", before: []metav1.Condition{published, managePublished}, after: []metav1.Condition{published, manageFailed}, want: []string{"Warning ManageConfigError"}},
+		{name: "manage config waiting records nothing", before: []metav1.Condition{published, managePublished}, after: []metav1.Condition{published, manageWaiting}},
+		{name: "not required records nothing", after: []metav1.Condition{published, manageNotRequired}, want: []string{"Normal ComputeConfigPublished"}},
+		{name: "both at once, contract first", after: []metav1.Condition{published, managePublished}, want: []string{"Normal ComputeConfigPublished", "Normal ManageConfigPublished"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,5 +114,46 @@ func TestInputSecretNames(t *testing.T) {
 	got := inputSecretNames(nova)
 	if len(got) != 5 || got[3] != "ca" || got[4] != "remote" {
 		t.Errorf("with TLS and remote = %v", got)
+	}
+	nova.Spec.APIDatabase = &novav1alpha1.DatabaseSpec{SecretRef: novav1alpha1.DatabaseSecretRef{Name: "api-db"}}
+	nova.Spec.Database = &novav1alpha1.DatabaseSpec{SecretRef: novav1alpha1.DatabaseSecretRef{Name: "cell-db"}}
+	got = inputSecretNames(nova)
+	if len(got) != 7 || got[5] != "api-db" || got[6] != "cell-db" {
+		t.Errorf("with databases = %v", got)
+	}
+}
+
+func TestBuildDatabase(t *testing.T) {
+	tests := []struct {
+		name     string
+		port     int32
+		wantPort int32
+	}{
+		{name: "declared port", port: 13306, wantPort: 13306},
+		{name: "zero is the API default", port: 0, wantPort: 3306},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := &novav1alpha1.DatabaseSpec{Host: "db.example.com", Port: tt.port, Database: "nova_api", SecretRef: novav1alpha1.DatabaseSecretRef{Name: "s"}}
+			got := buildDatabase(spec, "nova", "pw")
+			want := novaconfig.Database{Host: "db.example.com", Port: tt.wantPort, Database: "nova_api", Username: "nova", Password: "pw"}
+			if got != want {
+				t.Errorf("buildDatabase = %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestBuildManageConfigSecret(t *testing.T) {
+	nova := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: "controlplane-nova", Namespace: "openstack"}}
+	s := buildManageConfigSecret(nova, []byte("conf"))
+	if s.Name != "controlplane-nova-manage-config" || s.Namespace != "openstack" || s.Type != corev1.SecretTypeOpaque {
+		t.Errorf("Secret = %s/%s of type %s", s.Namespace, s.Name, s.Type)
+	}
+	if s.Labels[novav1alpha1.ComponentLabel] != "manage-config" || len(s.Labels) != 1 {
+		t.Errorf("labels = %v", s.Labels)
+	}
+	if len(s.Data) != 1 || string(s.Data["nova-manage.conf"]) != "conf" {
+		t.Errorf("data keys = %d", len(s.Data))
 	}
 }

@@ -85,9 +85,14 @@ const (
 	sharedSecret  = "metadata-SHARED-0ddba11"
 	caBundle      = "-----BEGIN CERTIFICATE-----\nMIIBtest\n-----END CERTIFICATE-----\n"
 	testNamespace = testenv.WorkloadNamespace
+	// dbPass needs every escape of the connection URL; its plain prefix,
+	// in credentials, finds it escaped or not.
+	dbPass        = "dbpw-PASSWORD-5ca1@:/%$x"
+	rotatedDBPass = "dbpw-PASSWORD-rotated-e77"
 )
 
-var credentials = []string{busURL, remoteBusURL, servicePass, rotatedPass, sharedSecret, "bus-PASSWORD-7f3a", "remote-PASSWORD-91cc"}
+var credentials = []string{busURL, remoteBusURL, servicePass, rotatedPass, sharedSecret, "bus-PASSWORD-7f3a", "remote-PASSWORD-91cc",
+	dbPass, rotatedDBPass, "dbpw-PASSWORD-5ca1"}
 
 // inputs creates the input Secrets of a Nova named prefix.
 func inputs(t *testing.T, prefix string) {
@@ -126,17 +131,24 @@ func newNova(name string) *novav1alpha1.Nova {
 // waitCondition waits until ComputeConfigReady has the reason and returns it.
 func waitCondition(t *testing.T, name, reason string) *metav1.Condition {
 	t.Helper()
+	return waitConditionOf(t, name, novav1alpha1.ComputeConfigReadyCondition, reason)
+}
+
+// waitConditionOf waits until the condition of the type has the reason for
+// the current generation, and returns it.
+func waitConditionOf(t *testing.T, name, condType, reason string) *metav1.Condition {
+	t.Helper()
 	var got *metav1.Condition
 	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		n := &novav1alpha1.Nova{}
 		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name}, n); err != nil {
 			return false, nil //nolint:nilerr // poll again
 		}
-		got = apimeta.FindStatusCondition(n.Status.Conditions, novav1alpha1.ComputeConfigReadyCondition)
+		got = apimeta.FindStatusCondition(n.Status.Conditions, condType)
 		return got != nil && got.Reason == reason && got.ObservedGeneration == n.Generation, nil
 	})
 	if err != nil {
-		t.Fatalf("%s: ComputeConfigReady never reached %s (last %+v)", name, reason, got)
+		t.Fatalf("%s: %s never reached %s (last %+v)", name, condType, reason, got)
 	}
 	return got
 }

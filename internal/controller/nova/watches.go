@@ -18,7 +18,8 @@ import (
 // inputSecretIndex indexes Novas by the names of the Secrets they read.
 const inputSecretIndex = "nova.inputSecrets"
 
-// inputSecretNames lists the Secrets a Nova's contract is rendered from.
+// inputSecretNames lists the Secrets a Nova's contract and its nova-manage
+// configuration are rendered from.
 func inputSecretNames(nova *novav1alpha1.Nova) []string {
 	names := []string{
 		nova.Spec.Messaging.SecretRef.Name,
@@ -30,6 +31,11 @@ func inputSecretNames(nova *novav1alpha1.Nova) []string {
 	}
 	if rc := nova.Spec.RemoteCompute; rc != nil {
 		names = append(names, rc.TransportURLSecretRef.Name)
+	}
+	for _, db := range []*novav1alpha1.DatabaseSpec{nova.Spec.APIDatabase, nova.Spec.Database} {
+		if db != nil {
+			names = append(names, db.SecretRef.Name)
+		}
 	}
 	return names
 }

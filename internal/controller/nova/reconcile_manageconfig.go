@@ -1,0 +1,144 @@
+package nova
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/novaconfig"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// Keys of a database's Secret, and the API's default port.
+const (
+	databaseUsernameKey = "username"
+	databasePasswordKey = "password"
+	defaultDatabasePort = 3306
+)
+
+// ManageConfigName is the name of a Nova's nova-manage configuration.
+func ManageConfigName(nova *novav1alpha1.Nova) string {
+	return nova.Name + novav1alpha1.ManageConfigSuffix
+}
+
+// reconcileManageConfig publishes {nova}-manage-config while both databases
+// are declared, and removes it once neither is. Anvil runs no control plane
+// of its own, so this Secret is how nova-manage jobs (host discovery) reach
+// the brownfield databases.
+func (r *Reconciler) reconcileManageConfig(ctx context.Context, nova *novav1alpha1.Nova, children *targetcluster.Children) (flow.Outcome, error) {
+	spec := nova.Spec
+	switch {
+	case spec.APIDatabase == nil && spec.Database == nil:
+		if err := children.DeleteSecret(ctx, r.Scheme, nova, nova.Namespace, ManageConfigName(nova)); err != nil {
+			return flow.Continue, err
+		}
+		nova.Status.ManageConfigSecretRef = nil
+		setManageConfigReady(nova, metav1.ConditionTrue, novav1alpha1.ManageConfigNotRequiredReason,
+			"neither spec.apiDatabase nor spec.database is set")
+		return flow.Continue, nil
+	case spec.APIDatabase == nil || spec.Database == nil:
+		// nova-manage needs both; half a configuration would fail later,
+		// inside a Job, with a less helpful message.
+		set, unset := "spec.apiDatabase", "spec.database"
+		if spec.APIDatabase == nil {
+			set, unset = unset, set
+		}
+		return r.manageConfigFailed(nova, flow.Invalid(fmt.Errorf("%s is set without %s: nova-manage needs both databases", set, unset)))
+	}
+
+	in, err := readManageInput(ctx, children.Reader, nova)
+	if err != nil {
+		return r.manageConfigFailed(nova, err)
+	}
+	conf, err := novaconfig.RenderManageConfig(*in)
+	if err != nil {
+		// The renderer's errors name a field or a section, never a value.
+		return r.manageConfigFailed(nova, flow.Invalid(fmt.Errorf("spec: %w", err)))
+	}
+	if err := children.ApplySecret(ctx, r.Scheme, nova, buildManageConfigSecret(nova, conf)); err != nil {
+		return r.manageConfigFailed(nova, err)
+	}
+	nova.Status.ManageConfigSecretRef = &anvilmeta.LocalObjectReference{Name: ManageConfigName(nova)}
+	setManageConfigReady(nova, metav1.ConditionTrue, novav1alpha1.ManageConfigPublishedReason, "published "+ManageConfigName(nova))
+	return flow.Continue, nil
+}
+
+// manageConfigFailed reports err on ManageConfigReady and decides how the
+// pass goes on. The last published Secret and its reference are kept, as
+// the compute contract's are: a job mid-run keeps working configuration.
+func (r *Reconciler) manageConfigFailed(nova *novav1alpha1.Nova, err error) (flow.Outcome, error) {
+	var (
+		missing  *missingInputError
+		notOwned *targetcluster.NotOwnedError
+		invalid  *flow.InvalidInputError
+	)
+	switch {
+	case errors.As(err, &missing):
+		// The Secret watch normally brings the next pass first; nothing
+		// after this step depends on it, so the pass is not halted.
+		setManageConfigReady(nova, metav1.ConditionFalse, novav1alpha1.WaitingForDatabaseSecretReason, err.Error())
+		return flow.Wait(inputWait), nil
+	case errors.As(err, &notOwned), errors.As(err, &invalid):
+		setManageConfigReady(nova, metav1.ConditionFalse, novav1alpha1.ManageConfigErrorReason, err.Error())
+		return flow.Halt, flow.Invalid(err)
+	default:
+		return flow.Halt, err
+	}
+}
+
+// readManageInput reads both databases' credentials from their Secrets.
+func readManageInput(ctx context.Context, reader client.Reader, nova *novav1alpha1.Nova) (*novaconfig.ManageInput, error) {
+	api, err := readDatabase(ctx, reader, nova.Namespace, "spec.apiDatabase.secretRef", nova.Spec.APIDatabase)
+	if err != nil {
+		return nil, err
+	}
+	cell, err := readDatabase(ctx, reader, nova.Namespace, "spec.database.secretRef", nova.Spec.Database)
+	if err != nil {
+		return nil, err
+	}
+	return &novaconfig.ManageInput{APIDatabase: api, Database: cell}, nil
+}
+
+// readDatabase fills a database's connection from its spec and Secret.
+func readDatabase(ctx context.Context, reader client.Reader, namespace, field string, db *novav1alpha1.DatabaseSpec) (novaconfig.Database, error) {
+	user, err := readKey(ctx, reader, namespace, field, db.SecretRef.Name, databaseUsernameKey)
+	if err != nil {
+		return novaconfig.Database{}, err
+	}
+	password, err := readKey(ctx, reader, namespace, field, db.SecretRef.Name, databasePasswordKey)
+	if err != nil {
+		return novaconfig.Database{}, err
+	}
+	return buildDatabase(db, user, password), nil
+}
+
+// buildDatabase renders a database's connection input from its spec and
+// credentials. A zero port is the API's default, which a Nova built
+// without the apiserver's defaulting may lack.
+func buildDatabase(db *novav1alpha1.DatabaseSpec, user, password string) novaconfig.Database {
+	port := db.Port
+	if port == 0 {
+		port = defaultDatabasePort
+	}
+	return novaconfig.Database{Host: db.Host, Port: port, Database: db.Database, Username: user, Password: password}
+}
+
+// buildManageConfigSecret renders {nova}-manage-config from its fragment.
+func buildManageConfigSecret(nova *novav1alpha1.Nova, conf []byte) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      ManageConfigName(nova),
+			Namespace: nova.Namespace,
+			Labels:    map[string]string{novav1alpha1.ComponentLabel: novav1alpha1.ManageConfigComponent},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{novaconfig.KeyManageConfig: conf},
+	}
+}
