@@ -492,7 +492,18 @@ start_rabbitmq() {
 finish_rabbitmq() {
   wait_until rabbitmq "listening on $RABBITMQ_PORT" port_open "$RABBITMQ_PORT"
   wait_until rabbitmq "listening on $RABBITMQ_TLS_PORT" port_open "$RABBITMQ_TLS_PORT"
-  local pw marker=$RABBITMQ_DIR/mnesia/.anvil-nova-user
+  local pw marker=$RABBITMQ_DIR/mnesia/.anvil-nova-user quorum=$RABBITMQ_DIR/mnesia/.anvil-quorum-queues
+  # Every Nova service uses quorum queues, as the compute contract makes the
+  # computes do; their exchanges are durable. A vhost that classic queues
+  # declared earlier holds non-durable exchanges of the same names, which a
+  # durable declaration fails against, so it is recreated once.
+  if ! marker_is "$quorum" 1; then
+    log "rabbitmq: recreating vhost / for quorum queues"
+    rabbitmqctl delete_vhost / >>"$LOGS/rabbitmq.log" 2>&1 || true
+    rabbitmqctl add_vhost / >>"$LOGS/rabbitmq.log" 2>&1 || fail rabbitmq "creating vhost / failed"
+    rm -f "$marker"
+    echo 1 >"$quorum"
+  fi
   pw=$(secret rabbitmq-nova)
   if ! marker_is "$marker" "$(sha256sum <<<"$pw" | cut -c1-16)"; then
     if rabbitmqctl list_users --silent 2>>"$LOGS/rabbitmq.log" | grep -q '^nova[[:space:]]'; then
@@ -775,6 +786,11 @@ discover_hosts_in_cells_interval = -1
 
 [oslo_concurrency]
 lock_path = $NOVA_DIR/lock
+
+# The compute contract runs every compute on quorum queues; the control
+# plane must declare the same kind, or the shared exchanges conflict.
+[oslo_messaging_rabbit]
+rabbit_quorum_queue = true
 
 $(authtoken_section nova)
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/anvil/anvil/internal/controller/controlplane"
 	"github.com/anvil/anvil/internal/controller/nova"
+	"github.com/anvil/anvil/internal/controller/novacompute"
 	"github.com/anvil/anvil/internal/targetcluster"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
 )
@@ -139,6 +140,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 	cpReconciler := &controlplane.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg}
 	if err := cpReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the ControlPlane controller: %w", err)
+	}
+	poolReconciler := &novacompute.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg}
+	if err := poolReconciler.SetupWithManager(ctx, mgr); err != nil {
+		return nil, fmt.Errorf("setting up the NovaCompute controller: %w", err)
 	}
 	if o.EnableWebhooks {
 		if err := anvilwebhook.SetupNovaWebhook(mgr); err != nil {

@@ -70,6 +70,7 @@ func startOperator(tb testing.TB) *testenv.Environment {
 			},
 			func() error { return anvilwebhook.SetupNovaWebhook(mgr) },
 			func() error { return anvilwebhook.SetupControlPlaneWebhook(mgr) },
+			func() error { return anvilwebhook.SetupNovaComputeWebhook(mgr) },
 		} {
 			if err := setup(); err != nil {
 				tb.Fatal(err)

@@ -14,25 +14,27 @@ import (
 // applyChild creates or updates a child of owner on cl: mutate sets the
 // desired fields on the live object. An object of that name owner does not
 // control is never touched.
-func (r *Reconciler) applyChild(ctx context.Context, cl *targetcluster.Children, owner, obj client.Object, mutate func() error) (controllerutil.OperationResult, error) {
+func (r *Reconciler) applyChild(ctx context.Context, cl *targetcluster.Children, owner, obj client.Object, mutate func() error) error {
 	if cl.Remote != nil {
-		return targetcluster.CreateOrUpdateRemote(ctx, cl.Remote, r.Scheme, owner, obj, mutate)
+		_, err := targetcluster.CreateOrUpdateRemote(ctx, cl.Remote, r.Scheme, owner, obj, mutate)
+		return err
 	}
 	live := obj.DeepCopyObject().(client.Object)
 	err := cl.Reader.Get(ctx, client.ObjectKeyFromObject(obj), live)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return controllerutil.OperationResultNone, err
+		return err
 	}
 	if err == nil && !targetcluster.Controls(owner, live, r.Scheme) {
 		gvk, _ := apiutil.GVKForObject(live, r.Scheme)
-		return controllerutil.OperationResultNone, &targetcluster.NotOwnedError{Kind: gvk.Kind, Namespace: live.GetNamespace(), Name: live.GetName()}
+		return &targetcluster.NotOwnedError{Kind: gvk.Kind, Namespace: live.GetNamespace(), Name: live.GetName()}
 	}
-	return controllerutil.CreateOrUpdate(ctx, cl.Client, obj, func() error {
+	_, err = controllerutil.CreateOrUpdate(ctx, cl.Client, obj, func() error {
 		if err := mutate(); err != nil {
 			return err
 		}
 		return controllerutil.SetControllerReference(owner, obj, r.Scheme)
 	})
+	return err
 }
 
 // deleteChild deletes a child of owner on cl, if owner controls it.

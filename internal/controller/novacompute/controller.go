@@ -174,11 +174,30 @@ func (r *Reconciler) now() time.Time {
 	return time.Now()
 }
 
-// event records a pool event; messages never carry a credential.
-func (r *Reconciler) event(pool *novav1alpha1.NovaCompute, warning bool, reason, action, format string, args ...any) {
+// event records a pool event about related, which may be nil; messages
+// never carry a credential. The events API folds events of the same reason,
+// action and related object into one series that keeps the first message,
+// so an event about one of several nodes or aggregates names it as related.
+func (r *Reconciler) event(pool *novav1alpha1.NovaCompute, related *corev1.ObjectReference, warning bool, reason, action, format string, args ...any) {
 	typ := corev1.EventTypeNormal
 	if warning {
 		typ = corev1.EventTypeWarning
 	}
-	r.Recorder.Eventf(pool, nil, typ, reason, action, format, args...)
+	var rel runtime.Object
+	if related != nil {
+		rel = related
+	}
+	r.Recorder.Eventf(pool, rel, typ, reason, action, format, args...)
+}
+
+// nodeRef is the related object of an event about a node of the pool's
+// cluster.
+func nodeRef(name string) *corev1.ObjectReference {
+	return &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: name}
+}
+
+// aggregateRef is the related object of an event about a Nova host
+// aggregate; it names an OpenStack object, not a Kubernetes one.
+func aggregateRef(name string) *corev1.ObjectReference {
+	return &corev1.ObjectReference{APIVersion: "compute.openstack.org/v2.1", Kind: "Aggregate", Name: name}
 }

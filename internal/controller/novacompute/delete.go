@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -44,7 +45,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, p *pass) (ctrl.Result,
 			return ctrl.Result{}, err
 		}
 		if !res.Release {
-			setCondition(pool, novav1alpha1.NovaReadyCondition, "False", anvilmeta.TargetClusterUnavailableReason, res.Unavailable.Error())
+			setCondition(pool, novav1alpha1.NovaReadyCondition, metav1.ConditionFalse, anvilmeta.TargetClusterUnavailableReason, res.Unavailable.Error())
 			return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
 		}
 		if remote, err := r.Registry.Resolve(pool.TargetClusterName()); err == nil {

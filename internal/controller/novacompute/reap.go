@@ -86,7 +86,10 @@ func ReapComputeConfigMirrors(ctx context.Context, mgmt client.Reader, cluster c
 			return reaped, err
 		}
 		reaped = append(reaped, name)
-		recorder.Eventf(pool, nil, corev1.EventTypeNormal, ReasonComputeConfigMirrorReaped, "Delete",
+		// The Secret is the related object, so that the two reaps of one
+		// teardown stay two events instead of one series.
+		recorder.Eventf(pool, &corev1.ObjectReference{APIVersion: "v1", Kind: "Secret", Namespace: pool.Namespace, Name: name},
+			corev1.EventTypeNormal, ReasonComputeConfigMirrorReaped, "Delete",
 			"Deleted the delivered copy %s/%s: no other pool of Nova %s uses this cluster", pool.Namespace, name, pool.Spec.NovaRef.Name)
 	}
 	return reaped, nil

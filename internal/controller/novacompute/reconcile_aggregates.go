@@ -75,7 +75,7 @@ func (r *Reconciler) reconcileAggregates(ctx context.Context, p *pass) (flow.Out
 		if az != "" {
 			where = "in availability zone " + az
 		}
-		r.event(pool, false, novav1alpha1.AggregateCreatedEvent, "Create", "Created aggregate %s %s", name, where)
+		r.event(pool, aggregateRef(name), false, novav1alpha1.AggregateCreatedEvent, "Create", "Created aggregate %s %s", name, where)
 	}
 
 	required := RequiredAggregates(p.novaPools, pool, pool.Status.Nodes, p.deleting)
@@ -87,9 +87,9 @@ func (r *Reconciler) reconcileAggregates(ctx context.Context, p *pass) (flow.Out
 				return p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "deleting aggregate "+a.Name, err)
 			}
 			delete(byName, a.Name)
-			r.event(pool, false, novav1alpha1.AggregateDeletedEvent, "Delete", "Deleted aggregate %s: no pool of Nova %s needs it and it has no host", a.Name, marker)
+			r.event(pool, aggregateRef(a.Name), false, novav1alpha1.AggregateDeletedEvent, "Delete", "Deleted aggregate %s: no pool of Nova %s needs it and it has no host", a.Name, marker)
 		case KeepForeignMetadata:
-			r.event(pool, true, novav1alpha1.AggregateKeptEvent, "Delete",
+			r.event(pool, aggregateRef(a.Name), true, novav1alpha1.AggregateKeptEvent, "Delete",
 				"Kept aggregate %s although no pool needs it: it carries metadata the pool did not set (%s)", a.Name, strings.Join(foreign, ", "))
 		}
 	}
@@ -104,7 +104,7 @@ func (r *Reconciler) reconcileAggregates(ctx context.Context, p *pass) (flow.Out
 	default:
 		var outside []string
 		for _, n := range pool.Status.Nodes {
-			if n.Phase != novav1alpha1.NodeActive || n.Zone == "" {
+			if !heldForZones(n.Phase) || n.Zone == "" {
 				continue
 			}
 			if slices.Contains(byName[n.Zone].Hosts, n.Name) {

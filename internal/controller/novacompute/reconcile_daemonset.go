@@ -30,7 +30,7 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 		return flow.Continue, nil
 	}
 	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: desired.Name, Namespace: desired.Namespace}}
-	if _, err := r.applyChild(ctx, p.cluster, pool, ds, func() error {
+	if err := r.applyChild(ctx, p.cluster, pool, ds, func() error {
 		ds.Labels = mergeLabels(ds.Labels, desired.Labels)
 		if ds.CreationTimestamp.IsZero() {
 			ds.Spec.Selector = desired.Spec.Selector

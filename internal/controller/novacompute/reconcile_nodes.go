@@ -98,7 +98,7 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 	}
 	for _, name := range p.decision.NewConflicts {
 		e := p.entry(name)
-		r.event(pool, true, novav1alpha1.NodeConflictEvent, "Select",
+		r.event(pool, nodeRef(name), true, novav1alpha1.NodeConflictEvent, "Select",
 			"Node %s is held by NovaCompute %s of the same Nova on this cluster; this pool runs no pod there", name, e.ConflictsWith)
 	}
 	sort.Strings(conflicts)

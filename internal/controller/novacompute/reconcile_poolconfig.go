@@ -77,7 +77,7 @@ func (r *Reconciler) reconcilePoolConfig(ctx context.Context, p *pass) (flow.Out
 	labels := PodLabels(pool.Name)
 	labels[componentLabel] = poolConfigComponent
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: p.poolConfigMap, Namespace: pool.Namespace}}
-	if _, err := r.applyChild(ctx, p.cluster, pool, cm, func() error {
+	if err := r.applyChild(ctx, p.cluster, pool, cm, func() error {
 		cm.Labels = mergeLabels(cm.Labels, labels)
 		// The name carries the content's hash, so the object never changes
 		// and may be immutable.
@@ -136,7 +136,7 @@ func (r *Reconciler) reportExtraConfig(pool *novav1alpha1.NovaCompute) {
 	}
 	msg := "extraConfig overrides " + strings.Join(keys, ", ") + ", which spec.libvirt renders"
 	if prev := findCondition(pool, novav1alpha1.ExtraConfigHealthyCondition); prev == nil || prev.Message != msg {
-		r.event(pool, true, novav1alpha1.ExtraConfigOwnedKeyOverrideEvent, "Render", "%s", msg)
+		r.event(pool, nil, true, novav1alpha1.ExtraConfigOwnedKeyOverrideEvent, "Render", "%s", msg)
 	}
 	setCondition(pool, novav1alpha1.ExtraConfigHealthyCondition, metav1.ConditionFalse, novav1alpha1.OwnedKeysOverriddenReason, msg)
 }

@@ -122,7 +122,7 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 					return p.computeAPIError(novav1alpha1.ServicesReadyCondition, "disabling the service of "+e.Name, err)
 				}
 				cur.ServiceStatus, cur.DisabledReason = "disabled", reason
-				r.event(pool, false, novav1alpha1.ComputeServiceDisabledEvent, "Drain",
+				r.event(pool, nodeRef(e.Name), false, novav1alpha1.ComputeServiceDisabledEvent, "Drain",
 					"Disabled the nova-compute service of %s: %s", e.Name, reason)
 			}
 			n, err := cloud.CountServersOnHost(ctx, e.Name)
@@ -161,7 +161,7 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 				}
 				return p.computeAPIError(novav1alpha1.ServicesReadyCondition, "deleting the service of "+e.Name, err)
 			}
-			r.event(pool, false, novav1alpha1.ComputeServiceDeletedEvent, "Release",
+			r.event(pool, nodeRef(e.Name), false, novav1alpha1.ComputeServiceDeletedEvent, "Release",
 				"Deleted the nova-compute service of %s: no server is left on it and its pod is gone", e.Name)
 			p.dropEntry(e.Name)
 			outcome = flow.Merge(outcome, flow.Wait(shortRequeue))
@@ -219,12 +219,12 @@ func (r *Reconciler) runDiscovery(ctx context.Context, p *pass) (string, error) 
 		if err := p.novaCluster.Client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
 			return "", fmt.Errorf("creating Job %s failed: %s", job.Name, apierrors.ReasonForError(err))
 		}
-		r.event(p.pool, false, novav1alpha1.HostDiscoveryStartedEvent, "Discover", "Started Job %s/%s to map new hosts into their cell", job.Namespace, job.Name)
+		r.event(p.pool, nil, false, novav1alpha1.HostDiscoveryStartedEvent, "Discover", "Started Job %s/%s to map new hosts into their cell", job.Namespace, job.Name)
 		return "Job " + job.Name + " started", nil
 	case err != nil:
 		return "", fmt.Errorf("reading Job %s failed", desired.Name)
 	case !targetcluster.Controls(nova, live, r.Scheme):
-		return "", fmt.Errorf("Job %s/%s exists and is not the Nova's; rename or delete it", live.Namespace, live.Name)
+		return "", fmt.Errorf("a Job %s/%s exists that is not the Nova's; rename or delete it", live.Namespace, live.Name)
 	}
 	done, failed, at := jobFinished(live)
 	if !done {
@@ -238,7 +238,7 @@ func (r *Reconciler) runDiscovery(ctx context.Context, p *pass) (string, error) 
 		return "Job " + live.Name + " " + result, nil
 	}
 	if failed {
-		r.event(p.pool, true, novav1alpha1.HostDiscoveryFailedEvent, "Discover", "Job %s/%s failed; the next pass starts it again", live.Namespace, live.Name)
+		r.event(p.pool, nil, true, novav1alpha1.HostDiscoveryFailedEvent, "Discover", "Job %s/%s failed; the next pass starts it again", live.Namespace, live.Name)
 	}
 	if err := p.novaCluster.Client.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 		return "", fmt.Errorf("deleting the finished Job %s failed", live.Name)
