@@ -30,13 +30,24 @@ type podRunnerState struct {
 	BinarySHA256 string `json:"binarySHA256"`
 }
 
-// podRunnerArgs is the pod runner's command line for one compute cluster:
-// the same node names and zones kwok's nodes would have.
-func (s *Stack) podRunnerArgs(cluster string) []string {
+// runnerNodes are the nodes a cluster's pod runner registers: on a compute
+// cluster the same names and zones kwok's nodes would have; on the
+// management cluster one node without a zone, where the Nova's host
+// discovery Job runs.
+func runnerNodes(cluster string) []string {
+	if cluster == ManagementCluster {
+		return []string{NodeName(cluster, 1)}
+	}
 	nodes := make([]string, 0, NodesPerComputeCluster)
 	for j := 1; j <= NodesPerComputeCluster; j++ {
 		nodes = append(nodes, NodeName(cluster, j)+"="+ZoneName(cluster, j))
 	}
+	return nodes
+}
+
+// podRunnerArgs is the pod runner's command line for one cluster.
+func (s *Stack) podRunnerArgs(cluster string) []string {
+	nodes := runnerNodes(cluster)
 	return []string{
 		"--kubeconfig=" + s.clusterKubeconfigPath(cluster),
 		"--nodes=" + strings.Join(nodes, ","),
@@ -52,8 +63,9 @@ func (s *Stack) clusterKubeconfigPath(cluster string) string {
 	return filepath.Join(s.dir, cluster+".kubeconfig")
 }
 
-// startPodRunners runs one pod runner per compute cluster in place of kwok's
-// fake nodes, so that nova-compute and nova-manage pods run as real local
+// startPodRunners runs one pod runner per cluster: on each compute cluster
+// in place of kwok's fake nodes, and on the management cluster for the host
+// discovery Job, so that nova-compute and nova-manage pods run as real local
 // processes against the OpenStack services. A runner built from the same
 // binary that still runs is kept.
 func (s *Stack) startPodRunners(ctx context.Context, st *state) (string, error) {
@@ -80,8 +92,7 @@ func (s *Stack) startPodRunners(ctx context.Context, st *state) (string, error) 
 		st.PodRunners = map[string]*podRunnerState{}
 	}
 	var started, kept []string
-	for i := range s.n {
-		cluster := ComputeClusterName(i)
+	for _, cluster := range s.clusterNames() {
 		single, err := kubeconfig.Single(merged, ContextPrefix+cluster)
 		if err != nil {
 			return "", err
@@ -116,22 +127,22 @@ func (s *Stack) startPodRunners(ctx context.Context, st *state) (string, error) 
 		started = append(started, cluster)
 	}
 	total := 0
-	for i := range s.n {
-		cluster := ComputeClusterName(i)
+	for _, cluster := range s.clusterNames() {
 		c, err := s.clusterClient(ctx, cluster)
 		if err != nil {
 			return "", err
 		}
-		names := make([]string, 0, NodesPerComputeCluster)
-		for j := 1; j <= NodesPerComputeCluster; j++ {
-			names = append(names, NodeName(cluster, j))
+		var names []string
+		for _, n := range runnerNodes(cluster) {
+			name, _, _ := strings.Cut(n, "=")
+			names = append(names, name)
 		}
 		if err := waitNodesReady(ctx, c, names); err != nil {
 			return "", fmt.Errorf("%s: the pod runner's nodes: %w; see %s", cluster, err, s.podRunnerLog(cluster))
 		}
 		total += len(names)
 	}
-	detail := fmt.Sprintf("%d Ready nodes on %d compute cluster(s)", total, s.n)
+	detail := fmt.Sprintf("%d Ready nodes on %d cluster(s)", total, s.n+1)
 	if len(started) > 0 {
 		detail += "; started for " + strings.Join(started, ", ")
 	}
@@ -193,9 +204,10 @@ func deleteRunnerNodes(ctx context.Context, c client.Client, cluster string) err
 // deleteStackNodes deletes the stack's nodes of one cluster whose kwok
 // annotation is present (kwok true) or absent (kwok false).
 func deleteStackNodes(ctx context.Context, c client.Client, cluster string, kwok bool) error {
-	for j := 1; j <= NodesPerComputeCluster; j++ {
+	for _, n := range runnerNodes(cluster) {
+		name, _, _ := strings.Cut(n, "=")
 		node := &corev1.Node{}
-		err := c.Get(ctx, client.ObjectKey{Name: NodeName(cluster, j)}, node)
+		err := c.Get(ctx, client.ObjectKey{Name: name}, node)
 		if apierrors.IsNotFound(err) {
 			continue
 		}

@@ -41,6 +41,15 @@ func (s *Stack) createNodes(ctx context.Context, st *state) (string, error) {
 	if err := s.stopPodRunners(st); err != nil {
 		return "", err
 	}
+	if hadRunners {
+		c, err := s.clusterClient(ctx, ManagementCluster)
+		if err != nil {
+			return "", err
+		}
+		if err := deleteRunnerNodes(ctx, c, ManagementCluster); err != nil {
+			return "", err
+		}
+	}
 	total := 0
 	for i := range s.n {
 		cluster := ComputeClusterName(i)
@@ -103,16 +112,36 @@ func waitNodesReady(ctx context.Context, c client.Client, names []string) error 
 	})
 }
 
-// installCRDs applies the embedded CRDs to the management cluster and waits
-// until each is established.
+// installCRDs applies the embedded CRDs to the management cluster, and the
+// stand-in of the hypervisor operator's Hypervisor CRD to every compute
+// cluster, where pools write custom traits; it waits until each is
+// established.
 func (s *Stack) installCRDs(ctx context.Context, _ *state) (string, error) {
-	c, err := s.clusterClient(ctx, ManagementCluster)
-	if err != nil {
-		return "", err
-	}
 	defs, err := crd.Definitions()
 	if err != nil {
 		return "", err
+	}
+	standIns, err := crd.StandIns()
+	if err != nil {
+		return "", err
+	}
+	if err := s.applyCRDs(ctx, ManagementCluster, defs); err != nil {
+		return "", err
+	}
+	for i := range s.n {
+		if err := s.applyCRDs(ctx, ComputeClusterName(i), standIns); err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("%d CRDs established, and the Hypervisor stand-in on %d compute cluster(s)", len(defs), s.n), nil
+}
+
+// applyCRDs creates or updates CRDs on a cluster and waits until each is
+// established.
+func (s *Stack) applyCRDs(ctx context.Context, cluster string, defs []*apiextensionsv1.CustomResourceDefinition) error {
+	c, err := s.clusterClient(ctx, cluster)
+	if err != nil {
+		return err
 	}
 	for _, want := range defs {
 		got := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: want.Name}}
@@ -121,14 +150,14 @@ func (s *Stack) installCRDs(ctx context.Context, _ *state) (string, error) {
 			got.Spec = want.Spec
 			return nil
 		}); err != nil {
-			return "", fmt.Errorf("CRD %s: %w", want.Name, err)
+			return fmt.Errorf("CRD %s on %s: %w", want.Name, cluster, err)
 		}
 	}
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		for _, want := range defs {
 			got := &apiextensionsv1.CustomResourceDefinition{}
 			if err := c.Get(ctx, client.ObjectKey{Name: want.Name}, got); err != nil {
-				return false, err
+				return false, client.IgnoreNotFound(err)
 			}
 			established := false
 			for _, cond := range got.Status.Conditions {
@@ -143,9 +172,9 @@ func (s *Stack) installCRDs(ctx context.Context, _ *state) (string, error) {
 		return true, nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("waiting for the CRDs to be established: %w", err)
+		return fmt.Errorf("waiting for the CRDs on %s to be established: %w", cluster, err)
 	}
-	return fmt.Sprintf("%d CRDs established", len(defs)), nil
+	return nil
 }
 
 // createNamespaces creates openstack on every cluster, and the registration

@@ -13,31 +13,13 @@ import (
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/novacomputeconfig"
 	"github.com/anvil/anvil/internal/novaconfig"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // poolConfigComponent is the component label of the pool's ConfigMaps.
 const poolConfigComponent = "pool-config"
-
-// reportedKeys are the extraConfig keys that override an option the pool
-// renders from its own spec; they are honoured, and reported.
-var reportedKeys = map[string][]string{"libvirt": {"virt_type", "cpu_mode", "cpu_models", "images_type"}}
-
-// OverriddenKeys lists the reported keys extraConfig sets, as
-// "[section] key", sorted. It is pure.
-func OverriddenKeys(extra map[string]map[string]string) []string {
-	var out []string
-	for section, keys := range reportedKeys {
-		for _, k := range keys {
-			if _, ok := extra[section][k]; ok {
-				out = append(out, "["+section+"] "+k)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
 
 // reconcilePoolConfig reads the contract on the pool's cluster, hashes it,
 // and writes the pool's own configuration as an immutable ConfigMap named
@@ -128,7 +110,7 @@ func (r *Reconciler) prunePoolConfigs(ctx context.Context, p *pass, labels map[s
 // reportExtraConfig sets ExtraConfigHealthy, with a Warning when the set of
 // overridden keys changes.
 func (r *Reconciler) reportExtraConfig(pool *novav1alpha1.NovaCompute) {
-	keys := OverriddenKeys(pool.Spec.ExtraConfig)
+	keys := novacomputeconfig.OverriddenPoolKeys(pool.Spec.ExtraConfig)
 	if len(keys) == 0 {
 		setCondition(pool, novav1alpha1.ExtraConfigHealthyCondition, metav1.ConditionTrue, novav1alpha1.NoOwnedKeysOverriddenReason,
 			"extraConfig overrides no option the pool renders")
