@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# End-to-end check of steps 6 and 7 of the guide "Connect a compute cluster"
+# on a fresh devstack with the OpenStack services: the pool's nova-compute
+# pods and the host discovery Job run as real processes through the pod
+# runners, against the real Nova.
+#
+# The guide's commands run as written, with COMPUTE_CLUSTER and
+# COMPUTE_CONTEXT exported as it asks and <node> and <namespace> filled in.
+# Around them, the script plays the parts no devstack runs: step 1's bus
+# hand-over (with the devstack's own TLS URL, through stdin), the access
+# chart's install, and the hypervisor operator, which creates a Hypervisor
+# per node and reports the traits it applied. Steps 2 to 5 and the K-ORC
+# fixtures of step 7 are outside this check; see the guide.
+#
+# It uses its own state directory, so it never touches a developer's
+# .devstack.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+state="${E2E_GUIDE67_DIR:-$root/.devstack-guide67-e2e}"
+anvil="$root/bin/anvil"
+export PATH="$root/bin:$PATH"
+export KUBECONFIG="$state/kubeconfig"
+export OS_CLIENT_CONFIG_FILE="$root/.devstack/openstack/clouds.yaml" OS_CLOUD=anvil
+export COMPUTE_CLUSTER=compute-a COMPUTE_CONTEXT=anvil-compute-a
+node=compute-a-node-1
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+
+cleanup() {
+  local rc=$?
+  if [[ $rc != 0 && -f "$state/operator.log" ]]; then
+    echo "--- operator log (last 60 lines) ---" >&2
+    tail -60 "$state/operator.log" | sed -E 's#//([^:/@]+):[^@]*@#//\1:<redacted>@#g' >&2 || true
+    kubectl get novacompute -n openstack -o yaml 2>/dev/null | tail -60 >&2 || true
+  fi
+  "$anvil" devstack down --state-dir "$state" >/dev/null 2>&1 || true
+  exit $rc
+}
+trap cleanup EXIT
+
+go build -o "$anvil" ./cmd/anvil
+"$anvil" devstack down --state-dir "$state" >/dev/null
+mkdir -p "$state"
+"$anvil" devstack up --state-dir "$state" --compute-clusters 1 >"$state/up.log"
+kubectl config use-context anvil-mgmt >/dev/null
+
+# The guide starts from a ControlPlane whose Nova is Ready.
+for _ in $(seq 1 120); do
+  kubectl get nova controlplane-nova -n openstack >/dev/null 2>&1 && break
+  sleep 1
+done
+kubectl wait controlplane/controlplane -n openstack --for=condition=Ready --timeout=3m >/dev/null \
+  || fail "the sample ControlPlane is not Ready"
+
+# Step 1, as the guide runs it: the external bus URL goes in on stdin. On the
+# devstack it is the TLS listener's URL, which the sample bus Secret holds.
+kubectl get secret devstack-bus -n openstack -o go-template='{{index .data "transport_url" | base64decode}}' \
+  | kubectl create secret generic controlplane-nova-remote-transport -n openstack --from-file=transport_url=/dev/stdin >/dev/null
+kubectl patch controlplane controlplane -n openstack --type merge \
+  -p '{"spec":{"services":{"nova":{"remoteCompute":{"transportURLSecretRef":{"name":"controlplane-nova-remote-transport"}}}}}}' >/dev/null
+kubectl wait nova/controlplane-nova -n openstack --timeout=5m \
+  --for=jsonpath='{.status.remoteComputeConfigSecretRef.name}'=controlplane-nova-remote-compute-config >/dev/null
+pass "step 1: the Nova publishes the remote contract"
+
+# The access chart, as "Register a compute cluster" installs it; step 7
+# upgrades it.
+helm install --kube-context "$COMPUTE_CONTEXT" target-cluster-access deploy/target-cluster/target-cluster-access \
+  -n c5c3-access --create-namespace --set 'namespaces={openstack}' \
+  --set createNamespaces=false >/dev/null
+
+# ---- Step 6. A copy made by hand with an earlier guide, without the label.
+kubectl --context "$COMPUTE_CONTEXT" create namespace legacy-compute >/dev/null
+kubectl --context "$COMPUTE_CONTEXT" create secret generic controlplane-nova-compute-config -n legacy-compute \
+  --from-literal=cell_name=cell1 >/dev/null
+listed="$(kubectl --context "$COMPUTE_CONTEXT" get secret -A \
+  --field-selector metadata.name=controlplane-nova-compute-config \
+  -L nova.openstack.c5c3.io/compute-config-mirror)"
+grep -q "^legacy-compute " <<<"$listed" || fail "the hand-made copy is not listed: $listed"
+kubectl --context "$COMPUTE_CONTEXT" delete secret -n legacy-compute \
+  --field-selector metadata.name=controlplane-nova-compute-config \
+  -l 'nova.openstack.c5c3.io/compute-config-mirror!=true' >/dev/null
+if kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-nova-compute-config -n legacy-compute >/dev/null 2>&1; then
+  fail "the unlabelled copy survived its delete"
+fi
+pass "step 6: the unlabelled copy is listed and deleted by label"
+
+kubectl --context "$COMPUTE_CONTEXT" label node "$node" openstack.c5c3.io/nova-compute-pool=a >/dev/null
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: nova.openstack.c5c3.io/v1alpha1
+kind: NovaCompute
+metadata:
+  name: controlplane-compute-a
+  namespace: openstack
+spec:
+  novaRef:
+    name: controlplane-nova
+  nodeSelector:
+    openstack.c5c3.io/nova-compute-pool: a
+  targetClusterRef:
+    name: ${COMPUTE_CLUSTER}
+  libvirt:
+    virtType: kvm
+YAML
+
+# The auth copy arrives only once step 2 provisioned the hypervisor
+# operator's account; the mirror row must be there and read true.
+mirror="$(kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-nova-compute-config \
+  controlplane-nova-hypervisor-operator-auth -n openstack \
+  -L nova.openstack.c5c3.io/compute-config-mirror 2>/dev/null || true)"
+for _ in $(seq 1 60); do
+  grep -qE '^controlplane-nova-compute-config .* true$' <<<"$mirror" && break
+  sleep 1
+  mirror="$(kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-nova-compute-config \
+    controlplane-nova-hypervisor-operator-auth -n openstack \
+    -L nova.openstack.c5c3.io/compute-config-mirror 2>/dev/null || true)"
+done
+grep -qE '^controlplane-nova-compute-config .* true$' <<<"$mirror" || fail "the mirror is not labelled true: $mirror"
+reason="$(kubectl get controlplane controlplane -n openstack \
+  -o jsonpath='{.status.conditions[?(@.type=="NovaReady")].reason}{"\n"}')"
+kubectl wait novacompute/controlplane-compute-a -n openstack \
+  --for=condition=Ready --timeout=10m >/dev/null
+reason="$(kubectl get controlplane controlplane -n openstack \
+  -o jsonpath='{.status.conditions[?(@.type=="NovaReady")].reason}{"\n"}')"
+[[ "$reason" == NovaReady ]] || fail "the ControlPlane's NovaReady reads $reason"
+services="$(openstack --insecure compute service list --service nova-compute -f value -c Host -c State)"
+grep -qx "$node up" <<<"$services" || fail "no up row for $node: $services"
+aggregates="$(kubectl get novacompute controlplane-compute-a -n openstack \
+  -o jsonpath='{.status.conditions[?(@.type=="AggregatesReady")].reason}')"
+[[ "$aggregates" == NodesOutsideZoneAggregate ]] || fail "AggregatesReady reads $aggregates before the hypervisor operator ran"
+pass "step 6: the pool is Ready, $node is an up nova-compute, AggregatesReady reads NodesOutsideZoneAggregate"
+
+# ---- Step 7.
+kubectl --context "$COMPUTE_CONTEXT" label node "$node" \
+  nova.openstack.cloud.sap/virt-driver=kvm \
+  cobaltcore.cloud.sap/node-hypervisor-lifecycle=skip-tests >/dev/null
+kubectl --context "$COMPUTE_CONTEXT" annotate node "$node" nova.openstack.cloud.sap/aggregates= >/dev/null
+helm upgrade --kube-context "$COMPUTE_CONTEXT" --reuse-values \
+  target-cluster-access deploy/target-cluster/target-cluster-access -n c5c3-access \
+  --set hypervisorTraits=true >/dev/null
+grants="$(kubectl --context "$COMPUTE_CONTEXT" get clusterrole -o yaml | grep -c 'kvm.cloud.sap' || true)"
+[[ "$grants" -ge 1 ]] || fail "the access chart grants nothing on hypervisors after the upgrade"
+
+# The hypervisor operator creates a Hypervisor per labelled node.
+kubectl --context "$COMPUTE_CONTEXT" apply -f - >/dev/null <<YAML
+apiVersion: kvm.cloud.sap/v1
+kind: Hypervisor
+metadata:
+  name: ${node}
+YAML
+trait_suffix="E2E$(date +%s)"
+kubectl patch novacompute controlplane-compute-a -n openstack --type=merge -p "{\"spec\":{
+  \"traits\":[\"CUSTOM_POOL_A_${trait_suffix}\"],
+  \"hostTraits\":[{\"nodeName\":\"${node}\",\"traits\":[\"CUSTOM_GPU_${trait_suffix}\"]}]}}" >/dev/null
+traits_reason() {
+  kubectl get novacompute controlplane-compute-a -n openstack \
+    -o jsonpath='{.status.conditions[?(@.type=="TraitsReady")].reason}{"\n"}'
+}
+for _ in $(seq 1 60); do [[ "$(traits_reason)" == WaitingForHypervisorOperator ]] && break; sleep 1; done
+[[ "$(traits_reason)" == WaitingForHypervisorOperator ]] || fail "TraitsReady reads $(traits_reason), want WaitingForHypervisorOperator"
+custom="$(kubectl --context "$COMPUTE_CONTEXT" get hypervisor "$node" -o jsonpath='{.spec.customTraits}')"
+[[ "$custom" == *"CUSTOM_GPU_${trait_suffix}"* && "$custom" == *"CUSTOM_POOL_A_${trait_suffix}"* ]] \
+  || fail "Hypervisor $node has customTraits $custom"
+placement="$(openstack --insecure trait list -f value -c name)"
+for tr in "CUSTOM_GPU_${trait_suffix}" "CUSTOM_POOL_A_${trait_suffix}"; do
+  grep -qx "$tr" <<<"$placement" || fail "trait $tr is not in Placement"
+done
+pass "step 7: the traits are in Placement and the Hypervisor; TraitsReady reads WaitingForHypervisorOperator"
+
+# The hypervisor operator applies the list and reports it.
+kubectl --context "$COMPUTE_CONTEXT" patch hypervisor "$node" --subresource=status --type=merge \
+  -p "{\"status\":{\"traits\":${custom}}}" >/dev/null
+kubectl --context "$COMPUTE_CONTEXT" annotate node "$node" nova.openstack.cloud.sap/custom-traits- >/dev/null
+for _ in $(seq 1 90); do [[ "$(traits_reason)" == TraitsApplied ]] && break; sleep 1; done
+[[ "$(traits_reason)" == TraitsApplied ]] || fail "TraitsReady reads $(traits_reason), want TraitsApplied"
+pass "step 7: TraitsReady reads TraitsApplied once the Hypervisor shows the traits"
+
+# Detaching: deleting the pool drains and releases the node.
+kubectl delete novacompute controlplane-compute-a -n openstack --timeout=5m >/dev/null
+services="$(openstack --insecure compute service list --service nova-compute -f value -c Host)"
+if grep -qx "$node" <<<"$services"; then fail "the service of $node survived the pool"; fi
+for tr in "CUSTOM_GPU_${trait_suffix}" "CUSTOM_POOL_A_${trait_suffix}"; do
+  openstack --insecure trait delete "$tr" >/dev/null 2>&1 || true
+done
+pass "deleting the pool released $node"
+
+"$anvil" devstack down --state-dir "$state" >/dev/null
+trap - EXIT
+echo "guide steps 6 and 7 e2e: passed"
