@@ -229,7 +229,10 @@ func BuildDaemonSet(pool *novav1alpha1.NovaCompute, in DaemonSetInput) *appsv1.D
 
 // ResolveResources fills each resource the pool leaves out with its
 // default: a CPU request of 150m without a limit, and 768Mi of memory as
-// request and limit. Named resources are kept verbatim, extras too.
+// request and limit. Named resources are kept verbatim, extras too. A
+// default never crosses a value the pool sets, because a request above its
+// limit is refused: a default request is capped at the pool's limit, and a
+// default memory limit is raised to the pool's request.
 func ResolveResources(spec *corev1.ResourceRequirements) corev1.ResourceRequirements {
 	out := corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
 	if spec != nil {
@@ -240,14 +243,23 @@ func ResolveResources(spec *corev1.ResourceRequirements) corev1.ResourceRequirem
 			out.Limits[k] = v
 		}
 	}
-	if _, ok := out.Requests[corev1.ResourceCPU]; !ok {
-		out.Requests[corev1.ResourceCPU] = resource.MustParse("150m")
+	defaultRequest := func(name corev1.ResourceName, def resource.Quantity) {
+		if _, ok := out.Requests[name]; ok {
+			return
+		}
+		if limit, ok := out.Limits[name]; ok && limit.Cmp(def) < 0 {
+			def = limit
+		}
+		out.Requests[name] = def
 	}
-	if _, ok := out.Requests[corev1.ResourceMemory]; !ok {
-		out.Requests[corev1.ResourceMemory] = resource.MustParse("768Mi")
-	}
+	defaultRequest(corev1.ResourceCPU, resource.MustParse("150m"))
+	defaultRequest(corev1.ResourceMemory, resource.MustParse("768Mi"))
 	if _, ok := out.Limits[corev1.ResourceMemory]; !ok {
-		out.Limits[corev1.ResourceMemory] = resource.MustParse("768Mi")
+		limit := resource.MustParse("768Mi")
+		if req := out.Requests[corev1.ResourceMemory]; req.Cmp(limit) > 0 {
+			limit = req
+		}
+		out.Limits[corev1.ResourceMemory] = limit
 	}
 	return out
 }

@@ -661,26 +661,19 @@ func TestResolveResourcesWithinLimits(t *testing.T) {
 	tests := []struct {
 		name string
 		spec *corev1.ResourceRequirements
-		bug  string
 	}{
 		{name: "defaults"},
 		{name: "a large memory limit",
 			spec: &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: q("8Gi")}}},
 		{name: "a memory limit below the default request",
-			spec: &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: q("512Mi")}},
-			bug:  "ResolveResources adds the default memory request 768Mi above the pool's memory limit 512Mi; the apiserver refuses the DaemonSet"},
+			spec: &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: q("512Mi")}}},
 		{name: "a memory request above the default limit",
-			spec: &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: q("2Gi")}},
-			bug:  "ResolveResources adds the default memory limit 768Mi below the pool's memory request 2Gi; the apiserver refuses the DaemonSet"},
+			spec: &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: q("2Gi")}}},
 		{name: "a CPU limit below the default request",
-			spec: &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: q("100m")}},
-			bug:  "ResolveResources adds the default CPU request 150m above the pool's CPU limit 100m; the apiserver refuses the DaemonSet"},
+			spec: &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: q("100m")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.bug != "" {
-				t.Skip("bug: " + tt.bug)
-			}
 			got := ResolveResources(tt.spec)
 			for name, limit := range got.Limits {
 				if req, ok := got.Requests[name]; ok && req.Cmp(limit) > 0 {
