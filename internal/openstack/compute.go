@@ -30,6 +30,10 @@ type ComputeServices interface {
 // Hypervisor is one hypervisor record.
 type Hypervisor struct {
 	ID, Hostname, State, Status string
+	// ServiceHost is the host of the hypervisor's nova-compute service,
+	// which is the node's name; Hostname is the virt driver's name for
+	// it, which libvirt may report as a fully qualified name.
+	ServiceHost string
 }
 
 // Hypervisors lists hypervisors.
@@ -104,7 +108,7 @@ func (s *Session) ListHypervisors(ctx context.Context) ([]Hypervisor, error) {
 	err := hypervisors.List(s.computeAt(), hypervisors.ListOpts{Limit: &limit}).EachPage(ctx, func(_ context.Context, p pagination.Page) (bool, error) {
 		list, err := hypervisors.ExtractHypervisors(p)
 		for _, h := range list {
-			out = append(out, Hypervisor{ID: h.ID, Hostname: h.HypervisorHostname, State: h.State, Status: h.Status})
+			out = append(out, Hypervisor{ID: h.ID, Hostname: h.HypervisorHostname, State: h.State, Status: h.Status, ServiceHost: h.Service.Host})
 		}
 		return true, err
 	})

@@ -129,6 +129,11 @@ func TestIntegrationComputeServicesAggregatesAndPlacement(t *testing.T) {
 	if !slices.ContainsFunc(hvs, func(h openstack.Hypervisor) bool { return h.Hostname == host }) {
 		t.Fatalf("hypervisors %+v lack %s", hvs, host)
 	}
+	// The service host names the node even where the driver's hypervisor
+	// hostname would not.
+	if !slices.ContainsFunc(hvs, func(h openstack.Hypervisor) bool { return h.ServiceHost == host }) {
+		t.Errorf("no hypervisor has the service host %s", host)
+	}
 
 	// A disabled service keeps its reason.
 	reason := "c5c3.io: leaving NovaCompute openstack/test-pool"

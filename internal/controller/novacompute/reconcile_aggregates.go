@@ -89,6 +89,11 @@ func (r *Reconciler) reconcileAggregates(ctx context.Context, p *pass) (flow.Out
 			delete(byName, a.Name)
 			r.event(pool, aggregateRef(a.Name), false, novav1alpha1.AggregateDeletedEvent, "Delete", "Deleted aggregate %s: no pool of Nova %s needs it and it has no host", a.Name, marker)
 		case KeepForeignMetadata:
+			// A state that lasts is reported once per process, not on
+			// every pass.
+			if !r.onboarding.once(fmt.Sprintf("kept/%s/%d/%s", marker, a.ID, strings.Join(foreign, ","))) {
+				continue
+			}
 			r.event(pool, aggregateRef(a.Name), true, novav1alpha1.AggregateKeptEvent, "Delete",
 				"Kept aggregate %s although no pool needs it: it carries metadata the pool did not set (%s)", a.Name, strings.Join(foreign, ", "))
 		}

@@ -65,6 +65,8 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 
 	pools := &novav1alpha1.NovaComputeList{}
 	if err := r.Client.List(ctx, pools, client.InNamespace(pool.Namespace), client.MatchingFields{NovaRefIndex: pool.Spec.NovaRef.Name}); err != nil {
+		setCondition(pool, novav1alpha1.AggregatesReadyCondition, metav1.ConditionFalse, novav1alpha1.NovaComputeListErrorReason,
+			"listing the other pools of the Nova failed")
 		return flow.Halt, fmt.Errorf("listing the pools of Nova %s: %w", pool.Spec.NovaRef.Name, err)
 	}
 	p.novaPools = pools.Items

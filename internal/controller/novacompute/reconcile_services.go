@@ -49,7 +49,11 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 			}
 			mapped = map[string]bool{}
 			for _, h := range hvs {
-				mapped[h.Hostname] = true
+				host := h.ServiceHost
+				if host == "" {
+					host = h.Hostname
+				}
+				mapped[host] = true
 			}
 		}
 		return mapped[host], nil
@@ -72,7 +76,13 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 
 	now := r.now()
 	outcome := flow.Wait(settledRequeue)
-	var noService, unmapped, down, draining []string
+	var noService, unmapped, down, draining, failed []string
+	// A call that fails for one node is reported and retried, and never
+	// keeps the other nodes from their next transition.
+	nodeFailed := func(what string, err error) {
+		failed = append(failed, what+": "+err.Error())
+		outcome = flow.Merge(outcome, flow.Wait(apiErrorRequeue))
+	}
 	entries := append([]novav1alpha1.NovaComputeNode(nil), pool.Status.Nodes...)
 	for _, e := range entries {
 		svc, registered := byHost[e.Name]
@@ -119,7 +129,8 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 			if svc.Status == "enabled" {
 				reason := disabledReason(pool)
 				if err := cloud.DisableService(ctx, svc.ID, reason); err != nil {
-					return p.computeAPIError(novav1alpha1.ServicesReadyCondition, "disabling the service of "+e.Name, err)
+					nodeFailed("disabling the service of "+e.Name, err)
+					continue
 				}
 				cur.ServiceStatus, cur.DisabledReason = "disabled", reason
 				r.event(pool, nodeRef(e.Name), false, novav1alpha1.ComputeServiceDisabledEvent, "Drain",
@@ -127,7 +138,8 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 			}
 			n, err := cloud.CountServersOnHost(ctx, e.Name)
 			if err != nil {
-				return p.computeAPIError(novav1alpha1.ServicesReadyCondition, "counting the servers on "+e.Name, err)
+				nodeFailed("counting the servers on "+e.Name, err)
+				continue
 			}
 			count := int32(n) //nolint:gosec // a host runs far fewer than 2^31 servers
 			cur.Instances = &count
@@ -159,7 +171,8 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 					outcome = flow.Merge(outcome, flow.Wait(shortRequeue))
 					continue
 				}
-				return p.computeAPIError(novav1alpha1.ServicesReadyCondition, "deleting the service of "+e.Name, err)
+				nodeFailed("deleting the service of "+e.Name, err)
+				continue
 			}
 			r.event(pool, nodeRef(e.Name), false, novav1alpha1.ComputeServiceDeletedEvent, "Release",
 				"Deleted the nova-compute service of %s: no server is left on it and its pod is gone", e.Name)
@@ -168,11 +181,21 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 		}
 	}
 
+	if len(failed) > 0 {
+		sort.Strings(failed)
+		setCondition(pool, novav1alpha1.ServicesReadyCondition, metav1.ConditionFalse, novav1alpha1.ComputeAPIErrorReason, strings.Join(failed, "; "))
+		if len(unmapped) == 0 {
+			return outcome, nil
+		}
+	}
 	if len(unmapped) > 0 {
 		state, err := r.runDiscovery(ctx, p)
 		if err != nil {
 			setCondition(pool, novav1alpha1.ServicesReadyCondition, metav1.ConditionFalse, novav1alpha1.HostDiscoveryErrorReason, err.Error())
 			return flow.Wait(shortRequeue), nil
+		}
+		if len(failed) > 0 {
+			return outcome, nil
 		}
 		sort.Strings(unmapped)
 		setCondition(pool, novav1alpha1.ServicesReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForHostMappingReason,

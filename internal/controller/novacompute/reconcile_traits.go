@@ -35,7 +35,9 @@ func (r *Reconciler) reconcileTraits(ctx context.Context, p *pass) (flow.Outcome
 	}
 	for _, t := range all {
 		if err := cloud.EnsureTrait(ctx, t); err != nil {
-			return p.computeAPIError(novav1alpha1.TraitsReadyCondition, "creating trait "+t+" in Placement", err)
+			setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.TraitsErrorReason,
+				"creating trait "+t+" in Placement: "+err.Error())
+			return flow.Wait(apiErrorRequeue), nil
 		}
 	}
 	var annotated, waiting []string
