@@ -37,7 +37,9 @@ func (r *Reconciler) reconcileTraits(ctx context.Context, p *pass) (flow.Outcome
 		if err := cloud.EnsureTrait(ctx, t); err != nil {
 			setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.TraitsErrorReason,
 				"creating trait "+t+" in Placement: "+err.Error())
-			return flow.Wait(apiErrorRequeue), nil
+			// Reported on the condition and retried on a timer; the error
+			// carries no more than the message already says.
+			return flow.Wait(apiErrorRequeue), nil //nolint:nilerr // reported above
 		}
 	}
 	var annotated, waiting []string
