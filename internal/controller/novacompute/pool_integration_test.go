@@ -212,6 +212,9 @@ func testPoolReady(t *testing.T, e *testenv.Environment, compute *testenv.Cluste
 	if n := histogramCount(t, "anvil_novacompute_node_onboarding_seconds", "mapped"); n < 2 {
 		t.Errorf("onboarding histogram (mapped) counted %d nodes, want 2", n)
 	}
+	if n := gaugeValue(t, "anvil_novacompute_nodes", map[string]string{"pool": "pool-a", "phase": novav1alpha1.NodeActive}); n != 2 {
+		t.Errorf("the node gauge reads %v Active nodes of pool-a, want 2", n)
+	}
 }
 
 func testConflict(t *testing.T, e *testenv.Environment, compute *testenv.Cluster) {
@@ -635,4 +638,31 @@ func podStates(t *testing.T, c *testenv.Cluster, pool string) string {
 		out = append(out, p.Name+" on "+p.Spec.NodeName+": "+state)
 	}
 	return strings.Join(out, "; ")
+}
+
+// gaugeValue returns the value of the gauge series whose labels include
+// the given ones, or -1 when there is none.
+func gaugeValue(t *testing.T, name string, want map[string]string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			matched := 0
+			for _, l := range m.GetLabel() {
+				if want[l.GetName()] == l.GetValue() {
+					matched++
+				}
+			}
+			if matched == len(want) {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return -1
 }
