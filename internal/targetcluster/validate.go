@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -123,7 +125,7 @@ func CheckKubeconfig(kc *clientcmdapi.Config) error {
 	if len(kc.Contexts) == 0 || kc.Contexts[kc.CurrentContext] == nil {
 		return refuse(RefusedInvalidKubeconfig, "the kubeconfig has no current context")
 	}
-	for _, name := range sortedKeys(kc.AuthInfos) {
+	for _, name := range slices.Sorted(maps.Keys(kc.AuthInfos)) {
 		u := kc.AuthInfos[name]
 		switch {
 		case u.Exec != nil:
@@ -136,7 +138,7 @@ func CheckKubeconfig(kc *clientcmdapi.Config) error {
 			return refuse(RefusedCredentialFile, "user %q reads its client certificate or key from a file", name)
 		}
 	}
-	for _, name := range sortedKeys(kc.Clusters) {
+	for _, name := range slices.Sorted(maps.Keys(kc.Clusters)) {
 		c := kc.Clusters[name]
 		if c.CertificateAuthority != "" {
 			return refuse(RefusedCertificateFile, "cluster %q reads its certificate authority from a file", name)
@@ -154,15 +156,6 @@ func CheckKubeconfig(kc *clientcmdapi.Config) error {
 		return refuse(RefusedInvalidKubeconfig, "the current context names a missing cluster or user")
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // IsRefusal tells whether err is a *RefusalError and returns it.

@@ -3,8 +3,9 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -152,7 +153,7 @@ func validateNodeSelector(p *field.Path, selector map[string]string) field.Error
 		return field.ErrorList{field.Required(p, msgSelectorEmpty)}
 	}
 	var errs field.ErrorList
-	for _, k := range sortedKeys(selector) {
+	for _, k := range slices.Sorted(maps.Keys(selector)) {
 		for _, msg := range validation.IsQualifiedName(k) {
 			errs = append(errs, field.Invalid(p, k, msg))
 		}
@@ -229,7 +230,7 @@ func validateImage(p *field.Path, img *anvilmeta.ImageSpec) field.ErrorList {
 // since an option value may be a credential.
 func validateExtraConfig(p *field.Path, extra map[string]map[string]string) field.ErrorList {
 	var errs field.ErrorList
-	for _, section := range sortedKeys(extra) {
+	for _, section := range slices.Sorted(maps.Keys(extra)) {
 		sp := pathKey(p, section)
 		if err := checkText(sp, "section name", section, section); err != nil {
 			errs = append(errs, err)
@@ -237,7 +238,7 @@ func validateExtraConfig(p *field.Path, extra map[string]map[string]string) fiel
 			errs = append(errs, field.Invalid(sp, section, msgSectionShape))
 		}
 		options := extra[section]
-		for _, key := range sortedKeys(options) {
+		for _, key := range slices.Sorted(maps.Keys(options)) {
 			kp := pathKey(sp, key)
 			if err := checkText(kp, "key", key, key); err != nil {
 				errs = append(errs, err)
@@ -338,17 +339,6 @@ func pathKey(p *field.Path, k string) *field.Path {
 		k = q[1 : len(q)-1]
 	}
 	return p.Key(k)
-}
-
-// sortedKeys returns m's keys in order, so that errors come out the same
-// way on every call.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // novaComputeInvalid turns the errors into the apiserver's 422 Invalid,

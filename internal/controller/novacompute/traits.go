@@ -1,7 +1,8 @@
 package novacompute
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 )
@@ -17,40 +18,28 @@ func NodeTraits(pool *novav1alpha1.NovaCompute, node string) []string {
 			continue
 		}
 		replace = h.Mode == novav1alpha1.TraitsModeReplace
-		for _, t := range h.Traits {
-			set[t] = true
-		}
+		addAll(set, h.Traits)
 	}
 	if !replace {
-		for _, t := range pool.Spec.Traits {
-			set[t] = true
-		}
+		addAll(set, pool.Spec.Traits)
 	}
-	out := make([]string, 0, len(set))
-	for t := range set {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 // AllTraits are every trait the pool names, sorted.
 func AllTraits(pool *novav1alpha1.NovaCompute) []string {
 	set := map[string]bool{}
-	for _, t := range pool.Spec.Traits {
+	addAll(set, pool.Spec.Traits)
+	for _, h := range pool.Spec.HostTraits {
+		addAll(set, h.Traits)
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+func addAll(set map[string]bool, items []string) {
+	for _, t := range items {
 		set[t] = true
 	}
-	for _, h := range pool.Spec.HostTraits {
-		for _, t := range h.Traits {
-			set[t] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for t := range set {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // containsAll tells whether have holds every element of want.
