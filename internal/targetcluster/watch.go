@@ -53,7 +53,10 @@ type remoteWatch struct {
 	// mapper, when set, replaces the ownership-label mapping: it returns
 	// the requests an object seen on a cluster stands for.
 	mapper func(cluster string, obj client.Object) []reconcile.Request
-	queue  queue
+	// changed, when set, filters updates: only those it accepts are
+	// mapped. Adds and deletes always are.
+	changed func(old, updated client.Object) bool
+	queue   queue
 }
 
 // subscriber is one controller's interest in cluster changes.
@@ -108,12 +111,15 @@ func (r *Registry) RemoteChildrenFromAnyCluster(child, owner client.Object) (sou
 // every engaged compute cluster, now or later, to mapFn, and enqueues the
 // requests it returns. It is for inputs a controller reads on a compute
 // cluster without owning them, such as Nodes or a delivered Secret.
-func (r *Registry) RemoteObjects(obj client.Object, mapFn func(cluster string, obj client.Object) []reconcile.Request) (source.Source, error) {
+// changed, when not nil, keeps updates that do not matter to the
+// controller, such as a Node's status heartbeat, from being mapped.
+func (r *Registry) RemoteObjects(obj client.Object, changed func(old, updated client.Object) bool,
+	mapFn func(cluster string, obj client.Object) []reconcile.Request) (source.Source, error) {
 	gvk, err := apiutil.GVKForObject(obj, r.opts.Scheme)
 	if err != nil {
 		return nil, err
 	}
-	return r.watchSource(&remoteWatch{child: obj, childGVK: gvk, mapper: mapFn}), nil
+	return r.watchSource(&remoteWatch{child: obj, childGVK: gvk, mapper: mapFn, changed: changed}), nil
 }
 
 func (r *Registry) remoteSource(child client.Object, childGVK schema.GroupVersionKind, owner client.Object, ownerKind string,
@@ -189,8 +195,17 @@ func (r *Registry) attach(ctx context.Context, e *engagement, w *remoteWatch) er
 	}
 	handle := func(obj any) { r.mapChild(e.name, w, obj) }
 	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    handle,
-		UpdateFunc: func(_, obj any) { handle(obj) },
+		AddFunc: handle,
+		UpdateFunc: func(old, obj any) {
+			if w.changed != nil {
+				o, okOld := old.(client.Object)
+				n, okNew := obj.(client.Object)
+				if okOld && okNew && !w.changed(o, n) {
+					return
+				}
+			}
+			handle(obj)
+		},
 		DeleteFunc: handle,
 	})
 	return err

@@ -2,6 +2,7 @@ package novacompute
 
 import (
 	"context"
+	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -58,13 +59,13 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		if err != nil {
 			return err
 		}
-		secrets, err := r.Registry.RemoteObjects(&corev1.Secret{}, func(cluster string, o client.Object) []reconcile.Request {
+		secrets, err := r.Registry.RemoteObjects(&corev1.Secret{}, nil, func(cluster string, o client.Object) []reconcile.Request {
 			return r.poolsReadingContract(context.Background(), cluster, o)
 		})
 		if err != nil {
 			return err
 		}
-		nodes, err := r.Registry.RemoteObjects(&corev1.Node{}, r.poolsOnCluster)
+		nodes, err := r.Registry.RemoteObjects(&corev1.Node{}, nodeMetadataChanged, r.poolsOnCluster)
 		if err != nil {
 			return err
 		}
@@ -99,9 +100,16 @@ func (r *Reconciler) poolsReadingContract(ctx context.Context, cluster string, o
 	})
 }
 
+// nodeMetadataChanged passes a Node update only when its labels or
+// annotations changed, which is all a pool reads of it; the status
+// heartbeats of every node would otherwise queue every pool each time.
+func nodeMetadataChanged(old, updated client.Object) bool {
+	return !maps.Equal(old.GetLabels(), updated.GetLabels()) || !maps.Equal(old.GetAnnotations(), updated.GetAnnotations())
+}
+
 // poolsOnCluster enqueues every pool placed on a compute cluster when one
-// of its Nodes changes; a local pool sees relabelled nodes on its next
-// periodic pass.
+// of its Nodes is added, removed or relabelled; a local pool sees
+// relabelled nodes on its next periodic pass.
 func (r *Reconciler) poolsOnCluster(cluster string, _ client.Object) []reconcile.Request {
 	list := &novav1alpha1.NovaComputeList{}
 	if err := r.Client.List(context.Background(), list, client.MatchingFields{targetcluster.TargetClusterIndex: cluster}); err != nil {
