@@ -1,17 +1,9 @@
 package webhook_test
 
 import (
-	"context"
 	"os"
 	"sync"
 	"testing"
-	"time"
-
-	"k8s.io/apimachinery/pkg/util/wait"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/anvil/anvil/internal/testenv"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
@@ -44,13 +36,7 @@ func startWebhooks(t *testing.T) *testenv.Environment {
 }
 
 func runManager(e *testenv.Environment) error {
-	mgr, err := ctrl.NewManager(e.Management.Config, ctrl.Options{
-		Scheme:                 e.Scheme,
-		Logger:                 zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer:          webhook.NewServer(e.Management.WebhookServerOptions()),
-	})
+	mgr, err := e.NewManager(os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -63,16 +49,5 @@ func runManager(e *testenv.Environment) error {
 	if err := anvilwebhook.SetupNovaComputeWebhook(mgr); err != nil {
 		return err
 	}
-	go func() {
-		// The manager runs until the test binary exits; the environment's
-		// apiserver stops first, which the webhook server does not mind.
-		if err := mgr.Start(context.Background()); err != nil {
-			panic(err)
-		}
-	}()
-	// The apiserver calls the webhook on the first create, so it must be
-	// listening before any test proceeds.
-	return wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return mgr.GetWebhookServer().StartedChecker()(nil) == nil, nil
-	})
+	return testenv.StartManager(mgr, nil)
 }

@@ -11,12 +11,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
@@ -46,15 +41,7 @@ func startOperator(tb testing.TB) *testenv.Environment {
 	tb.Helper()
 	e := testenv.Require(tb, env)
 	started.Do(func() {
-		skip := true
-		mgr, err := ctrl.NewManager(e.Management.Config, ctrl.Options{
-			Scheme:                 e.Scheme,
-			Logger:                 zap.New(zap.WriteTo(logs), zap.UseDevMode(true)),
-			Metrics:                metricsserver.Options{BindAddress: "0"},
-			HealthProbeBindAddress: "0",
-			WebhookServer:          webhook.NewServer(e.Management.WebhookServerOptions()),
-			Controller:             config.Controller{SkipNameValidation: &skip},
-		})
+		mgr, err := e.NewManager(logs)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -76,24 +63,16 @@ func startOperator(tb testing.TB) *testenv.Environment {
 				tb.Fatal(err)
 			}
 		}
-		go func() {
-			if err := mgr.Start(ctx); err != nil {
-				panic(err)
-			}
-		}()
-		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-			if mgr.GetWebhookServer().StartedChecker()(nil) != nil {
-				return false, nil //nolint:nilerr // not serving yet
-			}
+		err = testenv.StartManager(mgr, func() bool {
 			for _, c := range e.Compute {
 				if _, err := registry.Resolve(c.Name); err != nil {
-					return false, nil //nolint:nilerr // not engaged yet
+					return false
 				}
 			}
-			return true, nil
+			return true
 		})
 		if err != nil {
-			tb.Fatal("the operator did not start")
+			tb.Fatal(err)
 		}
 	})
 	return e

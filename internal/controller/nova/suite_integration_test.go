@@ -11,12 +11,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
@@ -41,15 +36,7 @@ func startOperator(t *testing.T) *testenv.Environment {
 	t.Helper()
 	e := testenv.Require(t, env)
 	started.Do(func() {
-		skip := true
-		mgr, err := ctrl.NewManager(e.Management.Config, ctrl.Options{
-			Scheme:                 e.Scheme,
-			Logger:                 zap.New(zap.WriteTo(logs), zap.UseDevMode(true)),
-			Metrics:                metricsserver.Options{BindAddress: "0"},
-			HealthProbeBindAddress: "0",
-			WebhookServer:          webhook.NewServer(e.Management.WebhookServerOptions()),
-			Controller:             config.Controller{SkipNameValidation: &skip},
-		})
+		mgr, err := e.NewManager(logs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,17 +47,8 @@ func startOperator(t *testing.T) *testenv.Environment {
 		if err := r.SetupWithManager(context.Background(), mgr); err != nil {
 			t.Fatal(err)
 		}
-		go func() {
-			if err := mgr.Start(context.Background()); err != nil {
-				panic(err)
-			}
-		}()
-		// The webhook server must answer before the first create.
-		err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-			return mgr.GetWebhookServer().StartedChecker()(nil) == nil, nil
-		})
-		if err != nil {
-			t.Fatal("the webhook server did not start")
+		if err := testenv.StartManager(mgr, nil); err != nil {
+			t.Fatal(err)
 		}
 	})
 	return e

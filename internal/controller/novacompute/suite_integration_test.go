@@ -14,12 +14,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/anvil/anvil/config/crd"
 	"github.com/anvil/anvil/internal/controller/controlplane"
@@ -104,15 +100,7 @@ func startStack(t *testing.T) *testenv.Environment {
 			{Name: nodeC, Labels: map[string]string{podrunner.ZoneLabel: zone3}},
 		})
 
-		skip := true
-		mgr, err := ctrl.NewManager(e.Management.Config, ctrl.Options{
-			Scheme:                 e.Scheme,
-			Logger:                 zap.New(zap.WriteTo(logs), zap.UseDevMode(true)),
-			Metrics:                metricsserver.Options{BindAddress: "0"},
-			HealthProbeBindAddress: "0",
-			WebhookServer:          webhook.NewServer(e.Management.WebhookServerOptions()),
-			Controller:             config.Controller{SkipNameValidation: &skip},
-		})
+		mgr, err := e.NewManager(logs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,20 +124,12 @@ func startStack(t *testing.T) *testenv.Environment {
 				t.Fatal(err)
 			}
 		}
-		go func() {
-			if err := mgr.Start(ctx); err != nil {
-				panic(err)
-			}
-		}()
-		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-			if mgr.GetWebhookServer().StartedChecker()(nil) != nil {
-				return false, nil //nolint:nilerr // not serving yet
-			}
+		err = testenv.StartManager(mgr, func() bool {
 			_, err := registry.Resolve("compute-a")
-			return err == nil, nil
+			return err == nil
 		})
 		if err != nil {
-			t.Fatal("the operator did not start")
+			t.Fatal(err)
 		}
 	})
 	return e
