@@ -18,9 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/kubeconfig"
 	"github.com/anvil/anvil/internal/targetcluster"
-	"github.com/anvil/anvil/internal/testenv"
 )
 
 var env *testenv.Environment

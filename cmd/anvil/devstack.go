@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/anvil/anvil/internal/devstack"
+	"github.com/anvil/anvil/internal/dev/devstack"
 )
 
 // devstackFlags are shared by every devstack subcommand, so that status and

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anvil/anvil/internal/dev/openstacktest"
 	"github.com/anvil/anvil/internal/openstack"
-	"github.com/anvil/anvil/internal/openstack/openstacktest"
 )
 
 var cloud *openstacktest.Cloud

@@ -20,9 +20,9 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/kubeconfig"
 	"github.com/anvil/anvil/internal/targetcluster"
-	"github.com/anvil/anvil/internal/testenv"
 )
 
 // A child written onto compute-a maps back to its owner; the same labelled

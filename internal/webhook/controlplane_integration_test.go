@@ -11,7 +11,7 @@ import (
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
-	"github.com/anvil/anvil/internal/testenv"
+	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
 // password appears in the URLs the credential cases submit; no admission

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/anvil/anvil/internal/testenv"
+	"github.com/anvil/anvil/internal/dev/testenv"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
 )
 

@@ -18,7 +18,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/anvil/anvil/internal/testenv"
+	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
 // releaseNamespace is the namespace every test installs into, the one the

@@ -18,8 +18,8 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/controlplane"
 	"github.com/anvil/anvil/internal/controller/nova"
+	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/targetcluster"
-	"github.com/anvil/anvil/internal/testenv"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
 )
 

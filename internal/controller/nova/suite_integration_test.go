@@ -16,7 +16,7 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/nova"
-	"github.com/anvil/anvil/internal/testenv"
+	"github.com/anvil/anvil/internal/dev/testenv"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
 )
 

@@ -20,10 +20,10 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/novacompute"
+	"github.com/anvil/anvil/internal/dev/localcloud"
+	"github.com/anvil/anvil/internal/dev/testenv"
 	hypervisorv1 "github.com/anvil/anvil/internal/hypervisor/v1"
 	"github.com/anvil/anvil/internal/openstack"
-	"github.com/anvil/anvil/internal/openstack/localcloud"
-	"github.com/anvil/anvil/internal/testenv"
 )
 
 const (

@@ -21,11 +21,11 @@ import (
 	"github.com/anvil/anvil/internal/controller/controlplane"
 	"github.com/anvil/anvil/internal/controller/nova"
 	"github.com/anvil/anvil/internal/controller/novacompute"
-	"github.com/anvil/anvil/internal/openstack/localcloud"
-	"github.com/anvil/anvil/internal/openstack/openstacktest"
-	"github.com/anvil/anvil/internal/podrunner"
+	"github.com/anvil/anvil/internal/dev/localcloud"
+	"github.com/anvil/anvil/internal/dev/openstacktest"
+	"github.com/anvil/anvil/internal/dev/podrunner"
+	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/targetcluster"
-	"github.com/anvil/anvil/internal/testenv"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
 )
 

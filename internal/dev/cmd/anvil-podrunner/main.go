@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/anvil/anvil/internal/podrunner"
+	"github.com/anvil/anvil/internal/dev/podrunner"
 )
 
 func main() {

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/anvil/anvil/internal/podrunner"
+	"github.com/anvil/anvil/internal/dev/podrunner"
 )
 
 func TestParseFlags(t *testing.T) {

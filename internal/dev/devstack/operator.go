@@ -18,7 +18,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/anvil/anvil/internal/netutil"
+	"github.com/anvil/anvil/internal/dev/netutil"
 )
 
 // startOperator builds the operator and runs it in the background against

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/anvil/anvil/internal/netutil"
+	"github.com/anvil/anvil/internal/dev/netutil"
 )
 
 // FakeNodeAnnotation marks the Nodes the test kwok manages. Nodes without it

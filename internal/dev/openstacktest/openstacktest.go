@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anvil/anvil/internal/dev/localcloud"
+	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/openstack"
-	"github.com/anvil/anvil/internal/openstack/localcloud"
-	"github.com/anvil/anvil/internal/testenv"
 )
 
 // Cloud is a running set of services and the admin credentials for it.

@@ -19,7 +19,7 @@ import (
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
-	"github.com/anvil/anvil/internal/openstack/localcloud"
+	"github.com/anvil/anvil/internal/dev/localcloud"
 )
 
 // The sample ControlPlane and the Secrets it references. The names are the

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
-	"github.com/anvil/anvil/internal/openstack/localcloud"
+	"github.com/anvil/anvil/internal/dev/localcloud"
 )
 
 func TestSampleControlPlane(t *testing.T) {

@@ -19,8 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/anvil/anvil/internal/openstack/openstacktest"
-	"github.com/anvil/anvil/internal/testenv"
+	"github.com/anvil/anvil/internal/dev/openstacktest"
+	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
 var (

@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/anvil/anvil/internal/dev/localcloud"
 	"github.com/anvil/anvil/internal/kubeconfig"
-	"github.com/anvil/anvil/internal/openstack/localcloud"
 )
 
 // kwokNodeAnnotation marks a node kwok simulates.
@@ -70,7 +70,7 @@ func (s *Stack) clusterKubeconfigPath(cluster string) string {
 // binary that still runs is kept.
 func (s *Stack) startPodRunners(ctx context.Context, st *state) (string, error) {
 	binary := filepath.Join(s.dir, "bin", "anvil-podrunner")
-	build := exec.CommandContext(ctx, "go", "build", "-o", binary, "./cmd/anvil-podrunner")
+	build := exec.CommandContext(ctx, "go", "build", "-o", binary, "./internal/dev/cmd/anvil-podrunner")
 	build.Dir = s.root
 	build.Stdout, build.Stderr = indent(s.out), indent(s.out)
 	if err := build.Run(); err != nil {
