@@ -7,7 +7,7 @@ SHELL := /usr/bin/env bash -o pipefail
 ROOT := $(abspath .)
 BIN := $(ROOT)/bin
 export PATH := $(BIN):$(PATH)
-# envtest finds kube-apiserver and etcd here; see internal/testenv.
+# envtest finds kube-apiserver and etcd here; see internal/dev/testenv.
 export ANVIL_BIN := $(BIN)
 
 CONTROLLER_GEN := $(BIN)/controller-gen
@@ -97,11 +97,11 @@ openstack-down: ## Stop the local OpenStack services.
 
 .PHONY: devstack
 devstack: tools ## Start the local devstack: a management cluster, compute clusters and the operator.
-	go run ./cmd/anvil devstack up $(DEVSTACK_ARGS)
+	go run ./internal/dev/cmd/anvil-dev devstack up $(DEVSTACK_ARGS)
 
 .PHONY: devstack-down
 devstack-down: ## Stop everything the devstack started and remove its state.
-	go run ./cmd/anvil devstack down
+	go run ./internal/dev/cmd/anvil-dev devstack down
 
 .PHONY: help
 help: ## List the targets.

@@ -1,5 +1,6 @@
-// Command anvil is Anvil's command-line tool: it runs the local devstack and,
-// as the project grows, registers compute clusters and diagnoses them.
+// Command anvil is Anvil's command-line tool: it registers compute clusters
+// and, as the project grows, diagnoses them. The local devstack is a
+// development tool and lives in internal/dev/cmd/anvil-dev.
 package main
 
 import (
@@ -35,6 +36,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDevstackCommand(), newClusterCommand())
+	root.AddCommand(newClusterCommand())
 	return root
 }

@@ -10,7 +10,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 state="${E2E_DEVSTACK_DIR:-$root/.devstack-e2e}"
-anvil="$root/bin/anvil"
+anvil_dev="$root/bin/anvil-dev"
 kubectl=("$root/bin/kubectl" --kubeconfig "$state/kubeconfig")
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -22,15 +22,15 @@ cleanup() {
     echo "--- operator log (last 40 lines) ---" >&2
     tail -40 "$state/operator.log" >&2 || true
   fi
-  "$anvil" devstack down --state-dir "$state" >/dev/null 2>&1 || true
+  "$anvil_dev" devstack down --state-dir "$state" >/dev/null 2>&1 || true
   exit $rc
 }
 trap cleanup EXIT
 
-go build -o "$anvil" ./cmd/anvil
+go build -o "$anvil_dev" ./internal/dev/cmd/anvil-dev
 
 # A stale stack from an aborted run would hide bugs in `up`.
-"$anvil" devstack down --state-dir "$state" >/dev/null
+"$anvil_dev" devstack down --state-dir "$state" >/dev/null
 
 # The OpenStack services are shared with the integration tests and `make
 # openstack-up`; down stops them only if this up started them.
@@ -39,7 +39,7 @@ if hack/openstack/openstack.sh status >/dev/null 2>&1; then
   os_was_running=true
 fi
 
-"$anvil" devstack up --state-dir "$state" --compute-clusters 2
+"$anvil_dev" devstack up --state-dir "$state" --compute-clusters 2
 
 # The services answer the guide's check: the conductor and the scheduler are up.
 export OS_CLIENT_CONFIG_FILE="$root/.devstack/openstack/clouds.yaml"
@@ -105,7 +105,7 @@ done
 pass "every cluster has namespace openstack"
 
 pid_before="$(cat "$state/operator.pid")"
-"$anvil" devstack up --state-dir "$state" --compute-clusters 2 >"$state/second-up.log"
+"$anvil_dev" devstack up --state-dir "$state" --compute-clusters 2 >"$state/second-up.log"
 pid_after="$(cat "$state/operator.pid")"
 [[ "$pid_before" == "$pid_after" ]] || fail "a second up restarted the operator ($pid_before -> $pid_after)"
 grep -q "already running mgmt, compute-a, compute-b" "$state/second-up.log" || fail "a second up did not find the clusters running"
@@ -116,13 +116,13 @@ pass "a second up changes nothing"
   || fail "the sample ControlPlane did not become Ready"
 pass "the sample ControlPlane on the local services is Ready"
 
-"$anvil" devstack status --state-dir "$state" | tee "$state/status.txt"
+"$anvil_dev" devstack status --state-dir "$state" | tee "$state/status.txt"
 grep -q "^operator *ready" "$state/status.txt" || fail "status does not report the operator ready"
 grep -q "^openstack *running" "$state/status.txt" || fail "status does not report the OpenStack services running"
 grep -q "^podrunner compute-b *running" "$state/status.txt" || fail "status does not report compute-b's pod runner"
 
 # Without OpenStack, kwok takes the same nodes over and the runners stop.
-"$anvil" devstack up --state-dir "$state" --compute-clusters 2 --openstack=false >"$state/kwok-up.log"
+"$anvil_dev" devstack up --state-dir "$state" --compute-clusters 2 --openstack=false >"$state/kwok-up.log"
 kubelet="$("${kubectl[@]}" --context anvil-compute-a get node compute-a-node-1 -o jsonpath='{.status.nodeInfo.kubeletVersion}')"
 [[ "$kubelet" == kwok-* ]] || fail "with --openstack=false compute-a-node-1 is run by '$kubelet', want kwok"
 if runners="$(pgrep -fa -- "anvil-podrunner.*$state")"; then
@@ -130,7 +130,7 @@ if runners="$(pgrep -fa -- "anvil-podrunner.*$state")"; then
 fi
 pass "--openstack=false hands the nodes to kwok"
 
-"$anvil" devstack down --state-dir "$state"
+"$anvil_dev" devstack down --state-dir "$state"
 sleep 1
 if leftovers="$(pgrep -fa -- "$state")"; then
   fail "processes survived down: $leftovers"

@@ -16,7 +16,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 state="${E2E_GUIDE_DIR:-$root/.devstack-guide-e2e}"
-anvil="$root/bin/anvil"
+anvil_dev="$root/bin/anvil-dev"
 # The guide says `kubectl`; the one in bin/ matches the clusters' version.
 export PATH="$root/bin:$PATH"
 export KUBECONFIG="$state/kubeconfig"
@@ -46,7 +46,7 @@ cleanup() {
     echo "--- operator log (last 40 lines) ---" >&2
     tail -40 "$state/operator.log" | redact >&2 || true
   fi
-  "$anvil" devstack down --state-dir "$state" >/dev/null 2>&1 || true
+  "$anvil_dev" devstack down --state-dir "$state" >/dev/null 2>&1 || true
   exit $rc
 }
 trap cleanup EXIT
@@ -57,14 +57,14 @@ contains_secret() {
   grep -qF -f <(printf '%s\n%s\n' "$url" "$password") "$1"
 }
 
-go build -o "$anvil" ./cmd/anvil
+go build -o "$anvil_dev" ./internal/dev/cmd/anvil-dev
 
 # A stale stack from an aborted run would hide bugs in `up`.
-"$anvil" devstack down --state-dir "$state" >/dev/null
+"$anvil_dev" devstack down --state-dir "$state" >/dev/null
 
 # up's output is kept, to check below that it never carries the URL.
 mkdir -p "$state"
-"$anvil" devstack up --state-dir "$state" --compute-clusters 1 | tee "$state/up.log"
+"$anvil_dev" devstack up --state-dir "$state" --compute-clusters 1 | tee "$state/up.log"
 
 kubectl config use-context anvil-mgmt >/dev/null
 [[ "$(kubectl config current-context)" == anvil-mgmt ]] || fail "the current context is not anvil-mgmt"
@@ -162,7 +162,7 @@ for f in "$state/operator.log" "$state/up.log"; do
 done
 pass "neither the operator log nor the output of up contains the URL"
 
-"$anvil" devstack down --state-dir "$state"
+"$anvil_dev" devstack down --state-dir "$state"
 sleep 1
 if leftovers="$(pgrep -fa -- "$state")"; then
   fail "processes survived down: $leftovers"

@@ -19,7 +19,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 state="${E2E_GUIDE67_DIR:-$root/.devstack-guide67-e2e}"
-anvil="$root/bin/anvil"
+anvil_dev="$root/bin/anvil-dev"
 export PATH="$root/bin:$PATH"
 export KUBECONFIG="$state/kubeconfig"
 export OS_CLIENT_CONFIG_FILE="$root/.devstack/openstack/clouds.yaml" OS_CLOUD=anvil
@@ -36,15 +36,15 @@ cleanup() {
     tail -60 "$state/operator.log" | sed -E 's#//([^:/@]+):[^@]*@#//\1:<redacted>@#g' >&2 || true
     kubectl get novacompute -n openstack -o yaml 2>/dev/null | tail -60 >&2 || true
   fi
-  "$anvil" devstack down --state-dir "$state" >/dev/null 2>&1 || true
+  "$anvil_dev" devstack down --state-dir "$state" >/dev/null 2>&1 || true
   exit $rc
 }
 trap cleanup EXIT
 
-go build -o "$anvil" ./cmd/anvil
-"$anvil" devstack down --state-dir "$state" >/dev/null
+go build -o "$anvil_dev" ./internal/dev/cmd/anvil-dev
+"$anvil_dev" devstack down --state-dir "$state" >/dev/null
 mkdir -p "$state"
-"$anvil" devstack up --state-dir "$state" --compute-clusters 1 >"$state/up.log"
+"$anvil_dev" devstack up --state-dir "$state" --compute-clusters 1 >"$state/up.log"
 kubectl config use-context anvil-mgmt >/dev/null
 
 # The guide starts from a ControlPlane whose Nova is Ready.
@@ -186,6 +186,6 @@ for tr in "CUSTOM_GPU_${trait_suffix}" "CUSTOM_POOL_A_${trait_suffix}"; do
 done
 pass "deleting the pool released $node"
 
-"$anvil" devstack down --state-dir "$state" >/dev/null
+"$anvil_dev" devstack down --state-dir "$state" >/dev/null
 trap - EXIT
 echo "guide steps 6 and 7 e2e: passed"

@@ -163,7 +163,7 @@ func (s *Stack) Up(ctx context.Context) error {
 }
 
 func (s *Stack) printNextSteps() {
-	down := "go run ./cmd/anvil devstack down"
+	down := "go run ./internal/dev/cmd/anvil-dev devstack down"
 	if s.dir != filepath.Join(s.root, ".devstack") {
 		down += " --state-dir " + s.dir
 	}

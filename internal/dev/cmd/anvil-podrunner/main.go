@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"k8s.io/client-go/tools/clientcmd"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/anvil/anvil/internal/dev/podrunner"
@@ -52,6 +53,11 @@ func run(args []string, stderr io.Writer) int {
 		return 2
 	}
 	log := zap.New(zap.UseFlagOptions(&zapOpts)).WithName("podrunner")
+	// The runner itself uses client-go, not controller-runtime's clients;
+	// setting controller-runtime's global logger anyway means a dependency
+	// that logs through it writes here rather than printing a "SetLogger
+	// was never called" warning with a stack trace into the runner's log.
+	ctrllog.SetLogger(log)
 
 	restConfig, err := clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
 	if err != nil {
