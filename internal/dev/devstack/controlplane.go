@@ -20,6 +20,7 @@ import (
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	"github.com/anvil/anvil/internal/dev/localcloud"
+	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
 // The sample ControlPlane and the Secrets it references. The names are the
@@ -27,7 +28,7 @@ import (
 // controlplane-nova.
 const (
 	// SampleControlPlane is the name of the devstack's ControlPlane, in
-	// WorkloadNamespace on the management cluster.
+	// testenv.WorkloadNamespace on the management cluster.
 	SampleControlPlane = "controlplane"
 	// BusSecret holds the in-cluster transport URL under transport_url.
 	BusSecret = "devstack-bus"
@@ -134,7 +135,7 @@ func (s *Stack) applySampleControlPlane(ctx context.Context, _ *state) (string, 
 	}
 	names := make([]string, 0, len(secrets))
 	for _, sec := range secrets {
-		got := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: sec.name, Namespace: WorkloadNamespace}}
+		got := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: sec.name, Namespace: testenv.WorkloadNamespace}}
 		if _, err := controllerutil.CreateOrUpdate(ctx, c, got, func() error {
 			if got.Labels == nil {
 				got.Labels = map[string]string{}
@@ -149,7 +150,7 @@ func (s *Stack) applySampleControlPlane(ctx context.Context, _ *state) (string, 
 			return sec.fill(got.Data)
 		}); err != nil {
 			// The error names the Secret, never its data.
-			return "", fmt.Errorf("sample Secret %s/%s: %w", WorkloadNamespace, sec.name, err)
+			return "", fmt.Errorf("sample Secret %s/%s: %w", testenv.WorkloadNamespace, sec.name, err)
 		}
 		names = append(names, sec.name)
 	}
@@ -158,11 +159,11 @@ func (s *Stack) applySampleControlPlane(ctx context.Context, _ *state) (string, 
 	err = c.Create(ctx, cp)
 	switch {
 	case err == nil:
-		return fmt.Sprintf("created ControlPlane %s/%s with Secrets %s", WorkloadNamespace, SampleControlPlane, strings.Join(names, ", ")), nil
+		return fmt.Sprintf("created ControlPlane %s/%s with Secrets %s", testenv.WorkloadNamespace, SampleControlPlane, strings.Join(names, ", ")), nil
 	case apierrors.IsAlreadyExists(err):
-		return fmt.Sprintf("ControlPlane %s/%s exists and is left as it is", WorkloadNamespace, SampleControlPlane), nil
+		return fmt.Sprintf("ControlPlane %s/%s exists and is left as it is", testenv.WorkloadNamespace, SampleControlPlane), nil
 	default:
-		return "", fmt.Errorf("ControlPlane %s/%s: %w", WorkloadNamespace, SampleControlPlane, err)
+		return "", fmt.Errorf("ControlPlane %s/%s: %w", testenv.WorkloadNamespace, SampleControlPlane, err)
 	}
 }
 
@@ -272,7 +273,7 @@ func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 	return &c5c3v1alpha1.ControlPlane{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      SampleControlPlane,
-			Namespace: WorkloadNamespace,
+			Namespace: testenv.WorkloadNamespace,
 			Labels:    map[string]string{managedByLabel: managedByValue},
 		},
 		Spec: c5c3v1alpha1.ControlPlaneSpec{
@@ -305,7 +306,7 @@ func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 // ControlPlane from its Ready and NovaReady conditions.
 func controlPlaneStatus(ctx context.Context, c client.Client) string {
 	cp := &c5c3v1alpha1.ControlPlane{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: WorkloadNamespace, Name: SampleControlPlane}, cp); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: testenv.WorkloadNamespace, Name: SampleControlPlane}, cp); err != nil {
 		if apierrors.IsNotFound(err) {
 			return "absent\trun up to create it"
 		}

@@ -5,12 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
 func TestNames(t *testing.T) {
 	tests := []struct{ got, want string }{
-		{ComputeClusterName(0), "compute-a"},
-		{ComputeClusterName(1), "compute-b"},
+		{testenv.ComputeClusterName(0), "compute-a"},
+		{testenv.ComputeClusterName(1), "compute-b"},
 		{NodeName("compute-a", 1), "compute-a-node-1"},
 		{ZoneName("compute-b", 3), "compute-b-zone-3"},
 	}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/anvil/anvil/config/crd"
+	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -52,7 +53,7 @@ func (s *Stack) createNodes(ctx context.Context, st *state) (string, error) {
 	}
 	total := 0
 	for i := range s.n {
-		cluster := ComputeClusterName(i)
+		cluster := testenv.ComputeClusterName(i)
 		c, err := s.clusterClient(ctx, cluster)
 		if err != nil {
 			return "", err
@@ -70,7 +71,7 @@ func (s *Stack) createNodes(ctx context.Context, st *state) (string, error) {
 				if node.Labels == nil {
 					node.Labels = map[string]string{}
 				}
-				node.Labels[ZoneLabel] = zone
+				node.Labels[corev1.LabelTopologyZone] = zone
 				node.Labels["kubernetes.io/hostname"] = node.Name
 				node.Labels["kubernetes.io/os"] = "linux"
 				if node.Annotations == nil {
@@ -129,7 +130,7 @@ func (s *Stack) installCRDs(ctx context.Context, _ *state) (string, error) {
 		return "", err
 	}
 	for i := range s.n {
-		if err := s.applyCRDs(ctx, ComputeClusterName(i), standIns); err != nil {
+		if err := s.applyCRDs(ctx, testenv.ComputeClusterName(i), standIns); err != nil {
 			return "", err
 		}
 	}
@@ -185,7 +186,7 @@ func (s *Stack) createNamespaces(ctx context.Context, _ *state) (string, error) 
 		if err != nil {
 			return "", err
 		}
-		namespaces := []string{WorkloadNamespace}
+		namespaces := []string{testenv.WorkloadNamespace}
 		if name == ManagementCluster {
 			namespaces = append(namespaces, clustersNamespace, OperatorNamespace)
 		}
@@ -210,7 +211,7 @@ func (s *Stack) registerComputeClusters(ctx context.Context, _ *state) (string, 
 	}
 	var names []string
 	for i := range s.n {
-		name := ComputeClusterName(i)
+		name := testenv.ComputeClusterName(i)
 		kc, err := s.clusterKubeconfig(ctx, name)
 		if err != nil {
 			return "", err

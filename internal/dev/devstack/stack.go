@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/operator"
 )
 
@@ -21,12 +24,8 @@ const (
 	// NodesPerComputeCluster is how many fake hypervisor nodes each compute
 	// cluster gets.
 	NodesPerComputeCluster = 3
-	// WorkloadNamespace exists on every cluster.
-	WorkloadNamespace = "openstack"
 	// OperatorNamespace holds the operator's leader-election Lease.
 	OperatorNamespace = "anvil-system"
-	// ZoneLabel is the well-known topology label hypervisor nodes carry.
-	ZoneLabel = "topology.kubernetes.io/zone"
 )
 
 // Options configure a Stack.
@@ -82,9 +81,6 @@ func New(opts Options) (*Stack, error) {
 	return &Stack{root: root, dir: dir, bin: filepath.Join(root, "bin"), out: out, n: opts.ComputeClusters, openstack: opts.OpenStack}, nil
 }
 
-// ComputeClusterName returns the name of the i-th compute cluster (0-based).
-func ComputeClusterName(i int) string { return fmt.Sprintf("compute-%c", 'a'+i) }
-
 // NodeName returns the name of the i-th (1-based) node of a compute cluster.
 func NodeName(cluster string, i int) string { return fmt.Sprintf("%s-node-%d", cluster, i) }
 
@@ -97,7 +93,7 @@ func (s *Stack) KubeconfigPath() string { return filepath.Join(s.dir, "kubeconfi
 func (s *Stack) clusterNames() []string {
 	names := []string{ManagementCluster}
 	for i := range s.n {
-		names = append(names, ComputeClusterName(i))
+		names = append(names, testenv.ComputeClusterName(i))
 	}
 	return names
 }
@@ -175,8 +171,8 @@ Next steps:
   kubectl --context %s%s -n %s get controlplane %s
   tail -f %s
   %s     # stop everything and remove %s
-`, s.KubeconfigPath(), ContextPrefix, ManagementCluster, ContextPrefix, ComputeClusterName(0), ZoneLabel,
-		ContextPrefix, ManagementCluster, WorkloadNamespace, SampleControlPlane,
+`, s.KubeconfigPath(), ContextPrefix, ManagementCluster, ContextPrefix, testenv.ComputeClusterName(0), corev1.LabelTopologyZone,
+		ContextPrefix, ManagementCluster, testenv.WorkloadNamespace, SampleControlPlane,
 		filepath.Join(s.dir, "operator.log"), down, s.dir)
 }
 

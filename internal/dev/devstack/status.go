@@ -11,6 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -49,7 +50,7 @@ func (s *Stack) Status(ctx context.Context) error {
 		fmt.Fprintf(tw, "openstack\t%s\n", s.openStackStatus(ctx))
 	}
 	fmt.Fprintf(tw, "webhooks\t%s\n", s.webhookStatus(ctx, st))
-	fmt.Fprintf(tw, "controlplane %s/%s\t%s\n", WorkloadNamespace, SampleControlPlane, s.sampleStatus(ctx))
+	fmt.Fprintf(tw, "controlplane %s/%s\t%s\n", testenv.WorkloadNamespace, SampleControlPlane, s.sampleStatus(ctx))
 	fmt.Fprintf(tw, "kubeconfig\t\t%s\n", s.KubeconfigPath())
 	return tw.Flush()
 }

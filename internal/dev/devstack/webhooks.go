@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	webhookconfig "github.com/anvil/anvil/config/webhook"
+	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
 const (
@@ -276,7 +277,7 @@ func probeWebhook(ctx context.Context, httpc *http.Client, port int, path string
 		old, err := json.Marshal(map[string]any{
 			"apiVersion": target.gvk.GroupVersion().String(),
 			"kind":       target.gvk.Kind,
-			"metadata":   map[string]any{"name": "anvil-devstack-probe", "namespace": WorkloadNamespace},
+			"metadata":   map[string]any{"name": "anvil-devstack-probe", "namespace": testenv.WorkloadNamespace},
 		})
 		if err != nil {
 			return false, err
@@ -288,7 +289,7 @@ func probeWebhook(ctx context.Context, httpc *http.Client, port int, path string
 				Kind:      metav1.GroupVersionKind{Group: target.gvk.Group, Version: target.gvk.Version, Kind: target.gvk.Kind},
 				Resource:  metav1.GroupVersionResource{Group: target.gvr.Group, Version: target.gvr.Version, Resource: target.gvr.Resource},
 				Name:      "anvil-devstack-probe",
-				Namespace: WorkloadNamespace,
+				Namespace: testenv.WorkloadNamespace,
 				Operation: admissionv1.Delete,
 				UserInfo:  authenticationv1.UserInfo{Username: "anvil-devstack"},
 				OldObject: runtime.RawExtension{Raw: old},

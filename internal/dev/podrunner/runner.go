@@ -29,8 +29,11 @@ import (
 )
 
 const (
-	// ZoneLabel is the well-known label of a node's zone.
-	ZoneLabel = "topology.kubernetes.io/zone"
+	// ZoneLabel is corev1.LabelTopologyZone under its old name. The runner
+	// and its command use corev1's constant; this alias remains only for
+	// internal/controller/novacompute's suite, and goes once that uses
+	// corev1.LabelTopologyZone too.
+	ZoneLabel = corev1.LabelTopologyZone
 	// component names the runner in events and as its API user agent.
 	component = "anvil-podrunner"
 	// kubeletVersion is what the nodes report as their kubelet, so that
@@ -49,7 +52,7 @@ type Node struct {
 	// Name is the node's name, and the host name nova-compute registers.
 	Name string
 	// Labels are set on the node besides kubernetes.io/hostname, os and
-	// arch; a zone goes here as ZoneLabel.
+	// arch; a zone goes here as corev1.LabelTopologyZone.
 	Labels map[string]string
 }
 

@@ -38,8 +38,8 @@ func TestMain(m *testing.M) {
 
 // The runner's nodes in the integration tests.
 var integrationNodes = []Node{
-	{Name: "compute-a-hv-1", Labels: map[string]string{ZoneLabel: "zone-1"}},
-	{Name: "compute-a-hv-2", Labels: map[string]string{ZoneLabel: "zone-2"}},
+	{Name: "compute-a-hv-1", Labels: map[string]string{corev1.LabelTopologyZone: "zone-1"}},
+	{Name: "compute-a-hv-2", Labels: map[string]string{corev1.LabelTopologyZone: "zone-2"}},
 }
 
 // TestIntegrationPodRunner runs one runner against compute-a and takes pods
@@ -91,8 +91,8 @@ func testNodesReady(ctx context.Context, t *testing.T, c *testenv.Cluster) {
 		if err := c.Client.Get(ctx, client.ObjectKey{Name: n.Name}, node); err != nil {
 			t.Fatalf("node %s: %v", n.Name, err)
 		}
-		if got := node.Labels[ZoneLabel]; got != n.Labels[ZoneLabel] {
-			t.Errorf("%s zone = %q, want %q", n.Name, got, n.Labels[ZoneLabel])
+		if got := node.Labels[corev1.LabelTopologyZone]; got != n.Labels[corev1.LabelTopologyZone] {
+			t.Errorf("%s zone = %q, want %q", n.Name, got, n.Labels[corev1.LabelTopologyZone])
 		}
 		if got := node.Labels[corev1.LabelHostname]; got != n.Name {
 			t.Errorf("%s hostname label = %q", n.Name, got)
@@ -337,7 +337,7 @@ func testScheduledJob(ctx context.Context, t *testing.T, c *testenv.Cluster) {
 			BackoffLimit: &backoff,
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
-				NodeSelector:  map[string]string{ZoneLabel: "zone-2"},
+				NodeSelector:  map[string]string{corev1.LabelTopologyZone: "zone-2"},
 				Containers:    []corev1.Container{{Name: "work", Image: testShellImage, Args: []string{`test "$NODE" = compute-a-hv-2`}, Env: []corev1.EnvVar{{Name: "NODE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}}}},
 			}},
 		},

@@ -19,9 +19,9 @@ func TestNodeObject(t *testing.T) {
 	}{
 		{
 			name: "zone label",
-			node: Node{Name: "hv-1", Labels: map[string]string{ZoneLabel: "zone-1"}},
+			node: Node{Name: "hv-1", Labels: map[string]string{corev1.LabelTopologyZone: "zone-1"}},
 			wantLabels: map[string]string{
-				corev1.LabelHostname: "hv-1", corev1.LabelOSStable: "linux", corev1.LabelArchStable: runtime.GOARCH, ZoneLabel: "zone-1",
+				corev1.LabelHostname: "hv-1", corev1.LabelOSStable: "linux", corev1.LabelArchStable: runtime.GOARCH, corev1.LabelTopologyZone: "zone-1",
 			},
 		},
 		{

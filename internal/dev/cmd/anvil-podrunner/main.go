@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -181,13 +182,13 @@ func (f *nodeFlags) setZone(zone string) error {
 		return errors.New("--zone must follow the --node it belongs to")
 	}
 	last := &f.nodes[len(f.nodes)-1]
-	if _, ok := last.Labels[podrunner.ZoneLabel]; ok {
+	if _, ok := last.Labels[corev1.LabelTopologyZone]; ok {
 		return fmt.Errorf("node %s has a zone already", last.Name)
 	}
 	if zone == "" {
 		return errors.New("empty zone")
 	}
-	last.Labels[podrunner.ZoneLabel] = zone
+	last.Labels[corev1.LabelTopologyZone] = zone
 	return nil
 }
 
@@ -195,7 +196,7 @@ func (f *nodeFlags) setZone(zone string) error {
 func newNode(name, zone string) podrunner.Node {
 	n := podrunner.Node{Name: name, Labels: map[string]string{}}
 	if zone != "" {
-		n.Labels[podrunner.ZoneLabel] = zone
+		n.Labels[corev1.LabelTopologyZone] = zone
 	}
 	return n
 }
