@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -97,7 +98,7 @@ func (s *Stack) startClusters(ctx context.Context, st *state) (string, error) {
 	}
 	var created, started, running []string
 	for _, name := range s.clusterNames() {
-		if !contains(st.Clusters, name) {
+		if !slices.Contains(st.Clusters, name) {
 			st.Clusters = append(st.Clusters, name)
 		}
 		if !known[name] {
@@ -188,15 +189,6 @@ func (s *Stack) writeKubeconfig(ctx context.Context, _ *state) (string, error) {
 }
 
 func (s *Stack) operatorKubeconfigPath() string { return filepath.Join(s.dir, "operator.kubeconfig") }
-
-func contains(list []string, x string) bool {
-	for _, v := range list {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
 
 func summarize(groups map[string][]string) string {
 	var parts []string

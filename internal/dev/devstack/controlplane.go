@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -337,8 +338,5 @@ func summarizeControlPlane(conds []metav1.Condition) string {
 		}
 		detail += fmt.Sprintf("%s=%s (%s)", cond.Type, cond.Status, cond.Reason)
 	}
-	if detail == "" {
-		detail = "no conditions yet"
-	}
-	return state + "\t" + detail
+	return state + "\t" + cmp.Or(detail, "no conditions yet")
 }

@@ -3,6 +3,7 @@ package devstack
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -23,10 +24,7 @@ type openStackState struct {
 // same set `make openstack-up` and the integration tests use, so one machine
 // runs one set on its fixed ports whatever the devstack's --state-dir.
 func (s *Stack) OpenStackDir() string {
-	if d := os.Getenv("ANVIL_OPENSTACK_DIR"); d != "" {
-		return d
-	}
-	return filepath.Join(s.root, ".devstack", "openstack")
+	return cmp.Or(os.Getenv("ANVIL_OPENSTACK_DIR"), filepath.Join(s.root, ".devstack", "openstack"))
 }
 
 // openstackScript runs hack/openstack/openstack.sh with a subcommand, its

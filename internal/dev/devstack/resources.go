@@ -3,6 +3,7 @@ package devstack
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -226,9 +227,7 @@ func (s *Stack) registerComputeClusters(ctx context.Context, _ *state) (string, 
 			if got.Labels == nil {
 				got.Labels = map[string]string{}
 			}
-			for k, v := range want.Labels {
-				got.Labels[k] = v
-			}
+			maps.Copy(got.Labels, want.Labels)
 			got.Type = want.Type
 			got.Data = want.Data
 			return nil

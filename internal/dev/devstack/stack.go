@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,11 +65,8 @@ func New(opts Options) (*Stack, error) {
 	if _, err := os.Stat(filepath.Join(root, "hack", "tools", "build.sh")); err != nil {
 		return nil, fmt.Errorf("%s is not an Anvil checkout (no hack/tools/build.sh); run from the repository root or pass --root", root)
 	}
-	dir := opts.Dir
-	if dir == "" {
-		dir = filepath.Join(root, ".devstack")
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
+	dir, err := filepath.Abs(cmp.Or(opts.Dir, filepath.Join(root, ".devstack")))
+	if err != nil {
 		return nil, err
 	}
 	if opts.ComputeClusters < 1 || opts.ComputeClusters > 26 {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -159,9 +160,7 @@ func (s *Stack) installWebhooks(ctx context.Context, st *state) (string, error) 
 			if got.Labels == nil {
 				got.Labels = map[string]string{}
 			}
-			for k, v := range w.Labels {
-				got.Labels[k] = v
-			}
+			maps.Copy(got.Labels, w.Labels)
 			got.Webhooks = w.Webhooks
 			return nil
 		}); err != nil {

@@ -7,6 +7,7 @@ package openstacktest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -52,10 +53,7 @@ func Start(ctx context.Context) (*Cloud, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	state := os.Getenv("ANVIL_OPENSTACK_DIR")
-	if state == "" {
-		state = filepath.Join(root, ".devstack", "openstack")
-	}
+	state := cmp.Or(os.Getenv("ANVIL_OPENSTACK_DIR"), filepath.Join(root, ".devstack", "openstack"))
 	script := filepath.Join(root, "hack", "openstack", "openstack.sh")
 	run := func(ctx context.Context, sub string) (string, error) {
 		cmd := exec.CommandContext(ctx, script, sub)

@@ -6,7 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -390,12 +390,7 @@ func processEnv(pod *corev1.Pod, home string, extra map[string]string, vars []en
 	set("PATH", basePath)
 	set("HOME", home)
 	set("HOSTNAME", pod.Name)
-	extraNames := make([]string, 0, len(extra))
-	for k := range extra {
-		extraNames = append(extraNames, k)
-	}
-	sort.Strings(extraNames)
-	for _, k := range extraNames {
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
 		set(k, extra[k])
 	}
 	for _, v := range vars {

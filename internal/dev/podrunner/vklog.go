@@ -2,8 +2,9 @@ package podrunner
 
 import (
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 
 	"github.com/go-logr/logr"
 	vklog "github.com/virtual-kubelet/virtual-kubelet/log"
@@ -87,11 +88,7 @@ func (l vkLogger) WithField(k string, v any) vklog.Logger {
 // WithFields implements vklog.Logger, in key order so that the output is
 // stable.
 func (l vkLogger) WithFields(fields vklog.Fields) vklog.Logger {
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(fields))
 	kv := make([]any, 0, 2*len(keys))
 	for _, k := range keys {
 		kv = append(kv, k, fields[k])

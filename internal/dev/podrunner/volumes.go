@@ -3,10 +3,11 @@ package podrunner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -156,12 +157,7 @@ func writeProjection(dir string, fill func(w *projectionWriter) error) ([]string
 			return nil, err
 		}
 	}
-	files := make([]string, 0, len(w.files))
-	for f := range w.files {
-		files = append(files, f)
-	}
-	sort.Strings(files)
-	return files, nil
+	return slices.Sorted(maps.Keys(w.files)), nil
 }
 
 // write stores one file. rel comes from a pod's items, so it is checked to
@@ -214,9 +210,7 @@ func (w *projectionWriter) configMap(ctx context.Context, src objectSource, name
 	for k, v := range cm.Data {
 		data[k] = []byte(v)
 	}
-	for k, v := range cm.BinaryData {
-		data[k] = v
-	}
+	maps.Copy(data, cm.BinaryData)
 	return writeItems(w, "ConfigMap", name, data, items, defaultMode, optional, false)
 }
 
@@ -226,12 +220,7 @@ func (w *projectionWriter) configMap(ctx context.Context, src objectSource, name
 func writeItems(w *projectionWriter, kind, name string, data map[string][]byte, items []corev1.KeyToPath, defaultMode *int32, optional *bool, secret bool) error {
 	mode := fileMode(nil, defaultMode)
 	if len(items) == 0 {
-		keys := make([]string, 0, len(data))
-		for k := range data {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(data)) {
 			if err := w.write(k, data[k], mode, secret); err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -95,9 +96,7 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	if opts.ComputeClusters < 0 || opts.ComputeClusters > 26 {
 		return nil, fmt.Errorf("ComputeClusters must be between 0 and 26, got %d", opts.ComputeClusters)
 	}
-	if opts.ClustersNamespace == "" {
-		opts.ClustersNamespace = operator.DefaultClustersNamespace
-	}
+	opts.ClustersNamespace = cmp.Or(opts.ClustersNamespace, operator.DefaultClustersNamespace)
 	binDir, err := BinDir()
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,9 +122,7 @@ func (c *Cluster) startWorkloads() (*workloads, error) {
 func (c *Cluster) CreateNodes(ctx context.Context, nodes ...Node) error {
 	for _, n := range nodes {
 		labels := map[string]string{"kubernetes.io/hostname": n.Name, "kubernetes.io/os": "linux"}
-		for k, v := range n.Labels {
-			labels[k] = v
-		}
+		maps.Copy(labels, n.Labels)
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
 			Name:        n.Name,
 			Labels:      labels,
