@@ -27,3 +27,12 @@ type ImageSpec struct {
 	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
 	PullPolicy string `json:"pullPolicy,omitempty"`
 }
+
+// Reference is the image as a container references it: repository@digest
+// when a digest is set, else repository:tag.
+func (i ImageSpec) Reference() string {
+	if i.Digest != "" {
+		return i.Repository + "@" + i.Digest
+	}
+	return i.Repository + ":" + i.Tag
+}

@@ -21,9 +21,3 @@ type CommonStatus struct {
 	// +patchMergeKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 }
-
-// GetConditions returns the conditions, so helpers can work on any kind.
-func (s *CommonStatus) GetConditions() []metav1.Condition { return s.Conditions }
-
-// SetConditions replaces the conditions, so helpers can work on any kind.
-func (s *CommonStatus) SetConditions(c []metav1.Condition) { s.Conditions = c }

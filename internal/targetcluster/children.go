@@ -1,20 +1,15 @@
 package targetcluster
 
 import (
-	"context"
-	"fmt"
-
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Children is where an owner's children live: the management cluster, or
-// the compute cluster its targetClusterRef names. It writes them with the
-// ownership mechanics that cluster needs, and never touches an object the
-// owner does not control.
+// the compute cluster its targetClusterRef names. Every child is written
+// through Apply and removed through Delete, with the ownership mechanics
+// that cluster needs, and an object the owner does not control is never
+// touched.
 type Children struct {
 	// Client writes children.
 	Client client.Client
@@ -42,54 +37,21 @@ func (c *Children) Claim(owner, obj, live client.Object, scheme *runtime.Scheme)
 	return ClaimLocal(owner, obj, live, scheme)
 }
 
-// ApplySecret makes the child Secret equal desired: its data is replaced as
-// a whole, so a key that is no longer rendered disappears. A Secret of that
-// name which owner does not control is never touched.
-func (c *Children) ApplySecret(ctx context.Context, scheme *runtime.Scheme, owner client.Object, desired *corev1.Secret) error {
-	live := &corev1.Secret{}
-	err := c.Reader.Get(ctx, client.ObjectKeyFromObject(desired), live)
-	switch {
-	case apierrors.IsNotFound(err):
-		obj := desired.DeepCopy()
-		if err := c.Claim(owner, obj, nil, scheme); err != nil {
-			return err
-		}
-		return c.Client.Create(ctx, obj)
-	case err != nil:
-		return err
-	case !Controls(owner, live, scheme):
-		return &NotOwnedError{Kind: "Secret", Namespace: live.Namespace, Name: live.Name}
+// ChildrenFor returns where the children of an object whose
+// targetClusterRef names cluster live: local for "", else the resolved
+// compute cluster. It returns the *UnavailableError to report when that
+// cluster cannot be used, also on a nil Registry, which means the operator
+// runs without compute clusters.
+func (r *Registry) ChildrenFor(cluster string, local *Children) (*Children, error) {
+	if cluster == "" {
+		return local, nil
 	}
-	updated := live.DeepCopy()
-	updated.Data = desired.Data
-	updated.StringData = nil
-	if updated.Labels == nil {
-		updated.Labels = map[string]string{}
+	if r == nil {
+		return nil, &UnavailableError{Cluster: cluster, Reason: "this operator runs without compute clusters"}
 	}
-	for k, v := range desired.Labels {
-		updated.Labels[k] = v
+	remote, err := r.Resolve(cluster)
+	if err != nil {
+		return nil, err
 	}
-	if err := c.Claim(owner, updated, live, scheme); err != nil {
-		return err
-	}
-	if equality.Semantic.DeepEqual(live, updated) {
-		return nil
-	}
-	if err := c.Client.Update(ctx, updated); err != nil {
-		return fmt.Errorf("updating Secret %s/%s: %w", updated.Namespace, updated.Name, err)
-	}
-	return nil
-}
-
-// DeleteSecret deletes a child Secret if owner controls it. A foreign
-// Secret of that name is left alone.
-func (c *Children) DeleteSecret(ctx context.Context, scheme *runtime.Scheme, owner client.Object, namespace, name string) error {
-	live := &corev1.Secret{}
-	if err := c.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, live); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if !Controls(owner, live, scheme) {
-		return nil
-	}
-	return client.IgnoreNotFound(c.Client.Delete(ctx, live))
+	return ChildrenOn(remote), nil
 }

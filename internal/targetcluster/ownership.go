@@ -1,12 +1,8 @@
 package targetcluster
 
 import (
-	"context"
 	"fmt"
-	"reflect"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -133,61 +129,3 @@ func ClaimLocal(owner, obj, live client.Object, scheme *runtime.Scheme) error {
 	}
 	return controllerutil.SetControllerReference(owner, obj, scheme)
 }
-
-// CreateOrUpdateRemote writes a remote child of owner through remote: it
-// reads the live object with the uncached reader, refuses one owner does not
-// control, applies mutate, claims the object and creates or updates it. It
-// returns whether anything was written.
-func CreateOrUpdateRemote(ctx context.Context, remote *Remote, scheme *runtime.Scheme, owner, obj client.Object, mutate func() error) (controllerutil.OperationResult, error) {
-	key := client.ObjectKeyFromObject(obj)
-	live := obj.DeepCopyObject().(client.Object)
-	if err := remote.Reader.Get(ctx, key, live); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return controllerutil.OperationResultNone, err
-		}
-		if err := mutate(); err != nil {
-			return controllerutil.OperationResultNone, err
-		}
-		if err := ClaimRemote(owner, obj, nil, scheme); err != nil {
-			return controllerutil.OperationResultNone, err
-		}
-		if err := remote.Client.Create(ctx, obj); err != nil {
-			return controllerutil.OperationResultNone, err
-		}
-		return controllerutil.OperationResultCreated, nil
-	}
-	if !Controls(owner, live, scheme) {
-		gvk, _ := apiutil.GVKForObject(live, scheme)
-		return controllerutil.OperationResultNone, &NotOwnedError{Kind: gvk.Kind, Namespace: live.GetNamespace(), Name: live.GetName()}
-	}
-	before := live.DeepCopyObject()
-	// Mutate the live copy, so fields the owner does not set survive.
-	if err := copyInto(live, obj); err != nil {
-		return controllerutil.OperationResultNone, err
-	}
-	if err := mutate(); err != nil {
-		return controllerutil.OperationResultNone, err
-	}
-	if err := ClaimRemote(owner, obj, live, scheme); err != nil {
-		return controllerutil.OperationResultNone, err
-	}
-	if equalObjects(before, obj) {
-		return controllerutil.OperationResultNone, nil
-	}
-	if err := remote.Client.Update(ctx, obj); err != nil {
-		return controllerutil.OperationResultNone, err
-	}
-	return controllerutil.OperationResultUpdated, nil
-}
-
-// copyInto overwrites dst with src; both are pointers to the same type.
-func copyInto(src, dst client.Object) error {
-	sv, dv := reflect.ValueOf(src), reflect.ValueOf(dst)
-	if sv.Type() != dv.Type() || sv.Kind() != reflect.Pointer {
-		return fmt.Errorf("cannot copy %T into %T", src, dst)
-	}
-	dv.Elem().Set(sv.Elem())
-	return nil
-}
-
-func equalObjects(a, b runtime.Object) bool { return equality.Semantic.DeepEqual(a, b) }

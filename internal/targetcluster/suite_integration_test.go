@@ -195,11 +195,9 @@ func (w *childWriter) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 			return ctrl.Result{}, err
 		}
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: childName(obj.Name), Namespace: obj.Namespace}}
-	_, err = targetcluster.CreateOrUpdateRemote(ctx, remote, scheme, obj, cm, func() error {
-		cm.Data = map[string]string{"owner": obj.Name}
-		return nil
-	})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: childName(obj.Name), Namespace: obj.Namespace},
+		Data: map[string]string{"owner": obj.Name}}
+	err = targetcluster.ChildrenOn(remote).Apply(ctx, scheme, obj, cm)
 	var notOwned *targetcluster.NotOwnedError
 	switch {
 	case asNotOwned(err, &notOwned):
@@ -221,7 +219,7 @@ func asNotOwned(err error, target **targetcluster.NotOwnedError) bool {
 	if err == nil {
 		return false
 	}
-	e, ok := err.(*targetcluster.NotOwnedError) //nolint:errorlint // CreateOrUpdateRemote returns it unwrapped
+	e, ok := err.(*targetcluster.NotOwnedError) //nolint:errorlint // Apply returns it unwrapped
 	if ok {
 		*target = e
 	}

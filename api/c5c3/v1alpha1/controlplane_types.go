@@ -271,8 +271,4 @@ func init() {
 	knownTypes = append(knownTypes, &ControlPlane{}, &ControlPlaneList{})
 }
 
-// GetConditions returns the status conditions.
-func (o *ControlPlane) GetConditions() []metav1.Condition { return o.Status.Conditions }
 
-// SetConditions replaces the status conditions.
-func (o *ControlPlane) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }

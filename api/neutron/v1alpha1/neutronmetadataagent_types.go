@@ -65,8 +65,4 @@ func (o *NeutronMetadataAgent) TargetClusterName() string {
 	return o.Spec.TargetClusterRef.Name
 }
 
-// GetConditions returns the status conditions.
-func (o *NeutronMetadataAgent) GetConditions() []metav1.Condition { return o.Status.Conditions }
 
-// SetConditions replaces the status conditions.
-func (o *NeutronMetadataAgent) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }

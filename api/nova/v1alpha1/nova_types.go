@@ -79,6 +79,10 @@ type NovaSpec struct {
 	TargetClusterRef *anvilmeta.TargetClusterRef `json:"targetClusterRef,omitempty"`
 }
 
+// DefaultDatabasePort is the port a database spec defaults to, for the
+// readers of an object the apiserver did not default.
+const DefaultDatabasePort int32 = 3306
+
 // DatabaseSpec points at a brownfield MySQL or MariaDB database.
 type DatabaseSpec struct {
 	// Host is the database server's host name or IP address.
@@ -339,8 +343,4 @@ func (o *Nova) TargetClusterName() string {
 	return o.Spec.TargetClusterRef.Name
 }
 
-// GetConditions returns the status conditions.
-func (o *Nova) GetConditions() []metav1.Condition { return o.Status.Conditions }
 
-// SetConditions replaces the status conditions.
-func (o *Nova) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }

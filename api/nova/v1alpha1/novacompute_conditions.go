@@ -25,14 +25,6 @@ const (
 	ExtraConfigHealthyCondition = "ExtraConfigHealthy"
 )
 
-// Reasons of Ready on a NovaCompute.
-const (
-	// AllReadyReason: every step condition is True.
-	AllReadyReason = "AllReady"
-	// NotAllReadyReason: at least one step condition is not True.
-	NotAllReadyReason = "NotAllReady"
-)
-
 // Reasons of NovaReady on a NovaCompute.
 const (
 	// NovaResolvedReason: the Nova exists and the pool has what it needs.

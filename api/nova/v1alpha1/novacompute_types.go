@@ -264,8 +264,4 @@ func (o *NovaCompute) TargetClusterName() string {
 	return o.Spec.TargetClusterRef.Name
 }
 
-// GetConditions returns the status conditions.
-func (o *NovaCompute) GetConditions() []metav1.Condition { return o.Status.Conditions }
 
-// SetConditions replaces the status conditions.
-func (o *NovaCompute) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }

@@ -65,8 +65,4 @@ func (o *OVNCentral) TargetClusterName() string {
 	return o.Spec.TargetClusterRef.Name
 }
 
-// GetConditions returns the status conditions.
-func (o *OVNCentral) GetConditions() []metav1.Condition { return o.Status.Conditions }
 
-// SetConditions replaces the status conditions.
-func (o *OVNCentral) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }

@@ -65,8 +65,4 @@ func (o *OVNChassis) TargetClusterName() string {
 	return o.Spec.TargetClusterRef.Name
 }
 
-// GetConditions returns the status conditions.
-func (o *OVNChassis) GetConditions() []metav1.Condition { return o.Status.Conditions }
 
-// SetConditions replaces the status conditions.
-func (o *OVNChassis) SetConditions(c []metav1.Condition) { o.Status.Conditions = c }

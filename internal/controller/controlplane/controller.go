@@ -9,13 +9,14 @@ import (
 	"errors"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -43,6 +44,22 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novacomputes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
 
+// pass is what one pass over a ControlPlane builds up, step by step.
+type pass struct {
+	cp *c5c3v1alpha1.ControlPlane
+	// nova is the projected Nova, Ready for its generation; nil while
+	// services.nova is unset. Set by Nova.
+	nova *novav1alpha1.Nova
+}
+
+// steps are the pass's steps in order, each with the condition it owns.
+func (r *Reconciler) steps() []flow.Step[*pass] {
+	return []flow.Step[*pass]{
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileNova},
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileMirrors},
+	}
+}
+
 // Reconcile brings one ControlPlane up to date: get it, defer the status
 // patch, then run the steps in order. Local children carry a controller
 // ownerReference, so deletion needs no branch of its own.
@@ -52,39 +69,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := cp.DeepCopy()
+	var passErr error
 	defer func() {
-		if err := r.patchStatus(ctx, before, cp); err != nil {
+		if err := r.patchStatus(ctx, before, cp, passErr); err != nil {
 			retErr = errors.Join(retErr, err)
 		}
 	}()
 	if !cp.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-
-	outcome := flow.Continue
-	for _, step := range []func(context.Context, *c5c3v1alpha1.ControlPlane) (flow.Outcome, error){
-		r.reconcileNova,
-	} {
-		out, err := step(ctx, cp)
-		outcome = flow.Merge(outcome, out)
-		if err != nil || out.Halt {
-			return flow.Result(outcome, err)
-		}
-	}
-	return flow.Result(outcome, nil)
+	var out flow.Outcome
+	out, passErr = flow.Run(ctx, conditionsOf(cp), &pass{cp: cp}, r.steps())
+	return flow.Result(out, passErr)
 }
 
-// patchStatus stamps the generation, derives Ready, records transition
-// events and writes the status once.
-func (r *Reconciler) patchStatus(ctx context.Context, before, cp *c5c3v1alpha1.ControlPlane) error {
-	cp.Status.ObservedGeneration = cp.Generation
-	setReady(cp)
-	for _, ev := range transitionEvents(before.Status.Conditions, cp.Status.Conditions) {
-		r.Recorder.Eventf(cp, nil, ev.Type, ev.Reason, "Reconcile", "%s", ev.Message)
-	}
-	err := r.Client.Status().Patch(ctx, cp, client.MergeFrom(before))
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+// patchStatus ends every pass: the shared rollup derives Ready, records
+// the transition events and writes what changed.
+func (r *Reconciler) patchStatus(ctx context.Context, before, cp *c5c3v1alpha1.ControlPlane, passErr error) error {
+	return conditions.PatchStatus(ctx, r.Client, r.Recorder, before, cp, &before.Status.CommonStatus, &cp.Status.CommonStatus, passErr, r.summary())
+}
+
+// summary is how a ControlPlane's Ready is derived and its events recorded.
+func (r *Reconciler) summary() conditions.Summary {
+	return conditions.Summary{Steps: flow.StepConditions(r.steps()), ReadyMessage: "every service is ready", Events: transitionEvents}
 }

@@ -242,7 +242,7 @@ func TestIntegrationReapComputeConfigMirrors(t *testing.T) {
 	recorder := newRecorder()
 
 	// The second pool still serves compute-b: nothing is reaped.
-	reaped, err := novacompute.ReapComputeConfigMirrors(ctx, e.Management.Client, remote.Client, recorder, first)
+	reaped, err := novacompute.ReapComputeConfigMirrors(ctx, e.Management.Client, targetcluster.ChildrenOn(remote), recorder, first)
 	if err != nil || len(reaped) != 0 {
 		t.Fatalf("reaped %v (%v) while another pool serves the cluster", reaped, err)
 	}
@@ -253,14 +253,14 @@ func TestIntegrationReapComputeConfigMirrors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	reaped, err = novacompute.ReapComputeConfigMirrors(ctx, e.Management.Client, remote.Client, recorder, first)
+	reaped, err = novacompute.ReapComputeConfigMirrors(ctx, e.Management.Client, targetcluster.ChildrenOn(remote), recorder, first)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(reaped) != 1 || reaped[0] != "reap-nova-compute-config" {
 		t.Errorf("reaped %v, want only the labelled contract copy", reaped)
 	}
-	if got := recorder.reasons(); len(got) != 1 || got[0] != "Normal "+novacompute.ReasonComputeConfigMirrorReaped {
+	if got := recorder.reasons(); len(got) != 1 || got[0] != "Normal "+novav1alpha1.ComputeConfigMirrorReapedEvent {
 		t.Errorf("events = %v", got)
 	}
 	if err := cb.Client.Get(ctx, client.ObjectKeyFromObject(handAuth), handAuth); err != nil {

@@ -89,15 +89,18 @@ type clusterResult struct {
 // reconcileMirrors writes the contract onto every target cluster. A
 // cluster that fails is reported and never keeps the others from being
 // served.
-func (r *Reconciler) reconcileMirrors(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, nova *novav1alpha1.Nova) (flow.Outcome, error) {
+func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcome, error) {
+	cp, nova := p.cp, p.nova
+	if nova == nil {
+		return flow.Continue, nil
+	}
 	pools := &novav1alpha1.NovaComputeList{}
 	if err := r.Client.List(ctx, pools, client.InNamespace(nova.Namespace)); err != nil {
-		if apimeta.IsNoMatchError(err) {
-			pools.Items = nil
-		} else {
-			setNovaReady(cp, metav1.ConditionFalse, c5c3v1alpha1.NovaComputeConfigErrorReason, "listing the Nova's pools: "+err.Error())
-			return flow.Continue, err
+		if !apimeta.IsNoMatchError(err) {
+			return flow.Continue, flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaComputeConfigErrorReason,
+				fmt.Errorf("listing the Nova's pools: %w", err))
 		}
+		pools.Items = nil
 	}
 	targets := MirrorTargets(nova, pools.Items)
 	if len(targets) == 0 {
@@ -111,9 +114,8 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, cp *c5c3v1alpha1.Cont
 		if !apierrors.IsNotFound(err) {
 			return flow.Continue, err
 		}
-		setNovaReady(cp, metav1.ConditionFalse, c5c3v1alpha1.WaitingForComputeConfigReason,
-			fmt.Sprintf("waiting for %s/%s to be published", nova.Namespace, sourceName))
-		return flow.Wait(waitRequeue), nil
+		return flow.Continue, flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.WaitingForComputeConfigReason, waitRequeue,
+			"waiting for %s/%s to be published", nova.Namespace, sourceName)
 	}
 
 	var results []clusterResult
@@ -122,42 +124,23 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, cp *c5c3v1alpha1.Cont
 			results = append(results, *res)
 		}
 	}
-	if len(results) == 0 {
-		setNovaReady(cp, metav1.ConditionTrue, c5c3v1alpha1.NovaReadyReason,
-			fmt.Sprintf("Nova %s is Ready; its contract is on %s", nova.Name, strings.Join(targets, ", ")))
-		return flow.Continue, nil
+	if len(results) > 0 {
+		reason, message := summarizeMirrors(results)
+		return flow.Continue, flow.Wait(c5c3v1alpha1.NovaReadyCondition, reason, waitRequeue, "%s", message)
 	}
-	reason, message := summarizeMirrors(results)
-	setNovaReady(cp, metav1.ConditionFalse, reason, message)
-	return flow.Wait(waitRequeue), nil
+	setNovaReady(cp, metav1.ConditionTrue, c5c3v1alpha1.NovaReadyReason,
+		fmt.Sprintf("Nova %s is Ready; its contract is on %s", nova.Name, strings.Join(targets, ", ")))
+	return flow.Continue, nil
 }
 
 // mirrorTo writes the copy onto one cluster and reports a problem, or nil.
 func (r *Reconciler) mirrorTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster, namespace string, source *corev1.Secret) *clusterResult {
-	if r.Registry == nil {
-		return &clusterResult{cluster, c5c3v1alpha1.NovaComputeConfigErrorReason, "the operator runs without compute clusters"}
-	}
-	remote, err := r.Registry.Resolve(cluster)
+	children, err := r.Registry.ChildrenFor(cluster, nil)
 	if err != nil {
 		return &clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()}
 	}
 	mirror := BuildMirror(cp, namespace, source)
-	obj := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: mirror.Name, Namespace: namespace}}
-	// The mutation runs on the live copy, so labels others added survive;
-	// the data is replaced whole, as the source has it.
-	_, err = targetcluster.CreateOrUpdateRemote(ctx, remote, r.Scheme, cp, obj, func() error {
-		if obj.Type == "" {
-			obj.Type = mirror.Type
-		}
-		obj.Data = mirror.Data
-		if obj.Labels == nil {
-			obj.Labels = map[string]string{}
-		}
-		for k, v := range mirror.Labels {
-			obj.Labels[k] = v
-		}
-		return nil
-	})
+	err = children.Apply(ctx, r.Scheme, cp, mirror)
 	var notOwned *targetcluster.NotOwnedError
 	switch {
 	case errors.As(err, &notOwned):

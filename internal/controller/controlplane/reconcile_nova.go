@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -9,17 +10,15 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/inputs"
 	"github.com/anvil/anvil/internal/novaconfig"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -32,56 +31,45 @@ const (
 	sharedSecretKey = "shared_secret"
 )
 
-// defaultDatabasePort is the API default of a database's port.
-const defaultDatabasePort = 3306
-
 // NovaName is the name of the Nova a ControlPlane projects.
 func NovaName(cp *c5c3v1alpha1.ControlPlane) string { return cp.Name + c5c3v1alpha1.NovaSuffix }
 
-// waitError is an input that is not there yet; it carries the NovaReady
-// reason to report and never a value.
-type waitError struct {
-	reason, message string
-}
-
-func (e *waitError) Error() string { return e.message }
-
-// novaFailure is a failure reported under its own NovaReady reason.
-type novaFailure struct {
-	reason string
-	err    error
-}
-
-func (e *novaFailure) Error() string { return e.err.Error() }
-func (e *novaFailure) Unwrap() error { return e.err }
-
-// reconcileNova delivers the Nova's inputs, projects it and, once it is
-// Ready for the applied generation, mirrors its contract.
-func (r *Reconciler) reconcileNova(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) (flow.Outcome, error) {
-	svc := cp.Spec.Services.Nova
-	if svc == nil {
+// reconcileNova delivers the Nova's inputs and projects it, then waits
+// until it is Ready for the applied generation and deletes the inputs it
+// no longer reads.
+func (r *Reconciler) reconcileNova(ctx context.Context, p *pass) (flow.Outcome, error) {
+	cp := p.cp
+	if cp.Spec.Services.Nova == nil {
 		setNovaReady(cp, metav1.ConditionTrue, c5c3v1alpha1.NovaNotManagedReason, "services.nova is not set")
 		return flow.Continue, nil
 	}
 	if cp.Spec.Infrastructure.Messaging == nil || cp.Spec.Services.Keystone == nil {
-		setNovaReady(cp, metav1.ConditionFalse, c5c3v1alpha1.NovaErrorReason,
-			"services.nova needs spec.infrastructure.messaging and spec.services.keystone")
-		return flow.Halt, nil
+		return flow.Continue, flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaErrorReason,
+			errors.New("services.nova needs spec.infrastructure.messaging and spec.services.keystone"))
 	}
-
 	nova, err := r.deliverAndProject(ctx, cp)
 	if err != nil {
-		return r.novaFailed(cp, err)
+		return flow.Continue, novaError(err)
 	}
 	if !childReady(nova) {
-		setNovaReady(cp, metav1.ConditionFalse, c5c3v1alpha1.WaitingForNovaReason,
-			fmt.Sprintf("waiting for Nova %s to be Ready for generation %d", nova.Name, nova.Generation))
-		return flow.WaitAndHalt(waitRequeue), nil
+		return flow.Continue, flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.WaitingForNovaReason, waitRequeue,
+			"waiting for Nova %s to be Ready for generation %d", nova.Name, nova.Generation)
 	}
 	if err := r.reapReleased(ctx, cp); err != nil {
-		return flow.Continue, err
+		return flow.Continue, novaError(err)
 	}
-	return r.reconcileMirrors(ctx, cp, nova)
+	p.nova = nova
+	return flow.Continue, nil
+}
+
+// novaError reports a failure the projection did not classify under
+// NovaError, retried with backoff.
+func novaError(err error) error {
+	var step *flow.StepError
+	if errors.As(err, &step) {
+		return err
+	}
+	return flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaErrorReason, err)
 }
 
 // deliverAndProject writes the child's input Secrets and the child itself.
@@ -107,8 +95,8 @@ func (r *Reconciler) deliverAndProject(ctx context.Context, cp *c5c3v1alpha1.Con
 			return nil, err
 		}
 		if err := novaconfig.CheckTransportURL(remoteURL); err != nil {
-			return nil, &novaFailure{reason: c5c3v1alpha1.NovaRemoteMessagingErrorReason,
-				err: flow.Invalid(fmt.Errorf("services.nova.remoteCompute.transportURLSecretRef: %w", err))}
+			return nil, flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaRemoteMessagingErrorReason,
+				fmt.Errorf("services.nova.remoteCompute.transportURLSecretRef: %w", err))
 		}
 	}
 
@@ -123,7 +111,7 @@ func (r *Reconciler) deliverAndProject(ctx context.Context, cp *c5c3v1alpha1.Con
 	}
 	if svc.RemoteCompute != nil {
 		if err := r.applyLocalSecret(ctx, cp, cp.Name+c5c3v1alpha1.NovaRemoteMessagingSuffix, map[string][]byte{transportURLKey: []byte(remoteURL)}); err != nil {
-			return nil, &novaFailure{reason: c5c3v1alpha1.NovaRemoteMessagingErrorReason, err: err}
+			return nil, flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaRemoteMessagingErrorReason, err)
 		}
 	}
 	if svc.MetadataSharedSecretRef == nil {
@@ -134,48 +122,28 @@ func (r *Reconciler) deliverAndProject(ctx context.Context, cp *c5c3v1alpha1.Con
 	return r.projectNova(ctx, cp)
 }
 
-// projectNova creates or updates {cp}-nova from the ControlPlane's spec.
+// projectNova applies {cp}-nova from the ControlPlane's spec and returns it
+// as the cluster has it. A Nova of that name the ControlPlane does not own
+// is left untouched and reported.
 func (r *Reconciler) projectNova(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) (*novav1alpha1.Nova, error) {
 	desired, err := BuildNovaSpec(cp)
 	if err != nil {
-		return nil, &novaFailure{reason: c5c3v1alpha1.NovaErrorReason, err: flow.Invalid(err)}
+		return nil, flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaErrorReason, err)
 	}
-	nova := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: NovaName(cp), Namespace: cp.Namespace}}
-	live := &novav1alpha1.Nova{}
-	err = r.Client.Get(ctx, client.ObjectKeyFromObject(nova), live)
+	nova := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: NovaName(cp), Namespace: cp.Namespace}, Spec: desired}
+	err = targetcluster.LocalChildren(r.Client).Apply(ctx, r.Scheme, cp, nova)
+	var notOwned *targetcluster.NotOwnedError
 	switch {
-	case apierrors.IsNotFound(err):
-		nova.Spec = desired
-		if err := targetcluster.ClaimLocal(cp, nova, nil, r.Scheme); err != nil {
-			return nil, err
-		}
-		if err := r.Client.Create(ctx, nova); err != nil {
-			return nil, projectionError(err)
-		}
-		return nova, nil
+	case errors.As(err, &notOwned):
+		return nil, flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaErrorReason,
+			fmt.Errorf("the Nova %s/%s exists and is not owned by this ControlPlane; it is left untouched", nova.Namespace, nova.Name))
+	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err):
+		// An admission refusal; the apiserver's message names the field.
+		return nil, flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaProjectionRejectedReason, err)
 	case err != nil:
 		return nil, err
-	case !targetcluster.Controls(cp, live, r.Scheme):
-		return nil, &novaFailure{reason: c5c3v1alpha1.NovaErrorReason,
-			err: flow.Invalid(fmt.Errorf("the Nova %s/%s exists and is not owned by this ControlPlane; it is left untouched", live.Namespace, live.Name))}
 	}
-	if equality.Semantic.DeepEqual(live.Spec, desired) {
-		return live, nil
-	}
-	live.Spec = desired
-	if err := r.Client.Update(ctx, live); err != nil {
-		return nil, projectionError(err)
-	}
-	return live, nil
-}
-
-// projectionError reports an admission refusal of the projected Nova under
-// its own reason; the apiserver's message names the field.
-func projectionError(err error) error {
-	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) {
-		return &novaFailure{reason: c5c3v1alpha1.NovaProjectionRejectedReason, err: flow.Invalid(err)}
-	}
-	return err
+	return nova, nil
 }
 
 // BuildNovaSpec renders the spec of {cp}-nova from the ControlPlane. It is
@@ -191,7 +159,7 @@ func BuildNovaSpec(cp *c5c3v1alpha1.ControlPlane) (novav1alpha1.NovaSpec, error)
 		Region:                 ks.Region,
 		ServiceUser: novav1alpha1.ServiceUserSpec{
 			Username: "nova", ProjectName: "service", UserDomainName: "Default", ProjectDomainName: "Default",
-			SecretRef: novav1alpha1.PasswordSecretRef{Name: svc.ServiceUserSecretRef.Name, Key: keyOr(svc.ServiceUserSecretRef.Key, passwordKey)},
+			SecretRef: novav1alpha1.PasswordSecretRef{Name: svc.ServiceUserSecretRef.Name, Key: cmp.Or(svc.ServiceUserSecretRef.Key, passwordKey)},
 		},
 	}
 	spec.Messaging.SecretRef = novav1alpha1.TransportURLSecretRef{Name: cp.Name + c5c3v1alpha1.NovaMessagingSuffix, Key: transportURLKey}
@@ -201,7 +169,7 @@ func BuildNovaSpec(cp *c5c3v1alpha1.ControlPlane) (novav1alpha1.NovaSpec, error)
 	}
 	spec.Metadata.SharedSecretRef = novav1alpha1.SharedSecretRef{Name: cp.Name + c5c3v1alpha1.NovaMetadataSecretSuffix, Key: sharedSecretKey}
 	if ref := svc.MetadataSharedSecretRef; ref != nil {
-		spec.Metadata.SharedSecretRef = novav1alpha1.SharedSecretRef{Name: ref.Name, Key: keyOr(ref.Key, sharedSecretKey)}
+		spec.Metadata.SharedSecretRef = novav1alpha1.SharedSecretRef{Name: ref.Name, Key: cmp.Or(ref.Key, sharedSecretKey)}
 	}
 	s := cp.Spec.Services
 	spec.Endpoints.Placement.Override = internalOf(s.Placement)
@@ -235,12 +203,8 @@ func novaDatabase(db *c5c3v1alpha1.DatabaseSpec) *novav1alpha1.DatabaseSpec {
 	if db == nil {
 		return nil
 	}
-	port := db.Port
-	if port == 0 {
-		port = defaultDatabasePort
-	}
 	return &novav1alpha1.DatabaseSpec{
-		Host: db.Host, Port: port, Database: db.Database,
+		Host: db.Host, Port: cmp.Or(db.Port, novav1alpha1.DefaultDatabasePort), Database: db.Database,
 		SecretRef: novav1alpha1.DatabaseSecretRef{Name: db.SecretName},
 	}
 }
@@ -264,13 +228,6 @@ func internalOf(s *c5c3v1alpha1.ReferencedService) string {
 	return s.InternalEndpoint
 }
 
-func keyOr(key, def string) string {
-	if key == "" {
-		return def
-	}
-	return key
-}
-
 // childReady tells whether the Nova is Ready for the generation last applied.
 func childReady(nova *novav1alpha1.Nova) bool {
 	c := apimeta.FindStatusCondition(nova.Status.Conditions, anvilmeta.ReadyCondition)
@@ -278,54 +235,39 @@ func childReady(nova *novav1alpha1.Nova) bool {
 }
 
 // readKey returns a non-empty Secret value from the ControlPlane's
-// namespace, or a *waitError with the given reason naming the field, the
-// Secret and the key.
+// namespace; a missing Secret or key is a wait under reason.
 func (r *Reconciler) readKey(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, field string, ref c5c3v1alpha1.SecretKeyRef, defKey, reason string) (string, error) {
-	key := keyOr(ref.Key, defKey)
-	s := &corev1.Secret{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cp.Namespace, Name: ref.Name}, s); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "", &waitError{reason: reason, message: fmt.Sprintf("%s: Secret %s/%s does not exist", field, cp.Namespace, ref.Name)}
-		}
-		return "", err
+	v, err := inputs.ReadKey(ctx, r.Client, cp.Namespace, field, ref.Name, cmp.Or(ref.Key, defKey))
+	var missing *inputs.MissingError
+	if errors.As(err, &missing) {
+		return "", flow.Wait(c5c3v1alpha1.NovaReadyCondition, reason, waitRequeue, "%s", err.Error())
 	}
-	if len(s.Data[key]) == 0 {
-		return "", &waitError{reason: reason, message: fmt.Sprintf("%s: Secret %s/%s has no non-empty key %q", field, cp.Namespace, ref.Name, key)}
-	}
-	return string(s.Data[key]), nil
+	return v, err
 }
 
 // applyLocalSecret makes a ControlPlane-owned Secret on the management
 // cluster hold exactly data. A foreign Secret of that name is refused and
 // reported under NovaError.
-func (r *Reconciler) applyLocalSecret(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, name string, data map[string][]byte) error {
+func (r *Reconciler) applyLocalSecret(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, name string, data map[string][]byte, opts ...targetcluster.ApplyOption) error {
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cp.Namespace}, Type: corev1.SecretTypeOpaque, Data: data}
-	err := targetcluster.LocalChildren(r.Client).ApplySecret(ctx, r.Scheme, cp, s)
+	err := targetcluster.LocalChildren(r.Client).Apply(ctx, r.Scheme, cp, s, opts...)
 	var notOwned *targetcluster.NotOwnedError
 	if errors.As(err, &notOwned) {
-		return &novaFailure{reason: c5c3v1alpha1.NovaErrorReason, err: flow.Invalid(err)}
+		return flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaErrorReason, err)
 	}
 	return err
 }
 
-// ensureGeneratedMetadataSecret creates {cp}-nova-metadata-secret once. It
-// is never rotated by Anvil: deleting it makes a new one.
+// ensureGeneratedMetadataSecret writes {cp}-nova-metadata-secret once, when
+// it does not exist. It is never rotated by Anvil: deleting it makes a new
+// one.
 func (r *Reconciler) ensureGeneratedMetadataSecret(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) error {
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: cp.Name + c5c3v1alpha1.NovaMetadataSecretSuffix, Namespace: cp.Namespace}}
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(s), &corev1.Secret{})
-	if !apierrors.IsNotFound(err) {
-		return err
-	}
+	name := cp.Name + c5c3v1alpha1.NovaMetadataSecretSuffix
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		return err
 	}
-	s.Type = corev1.SecretTypeOpaque
-	s.Data = map[string][]byte{sharedSecretKey: []byte(base64.RawURLEncoding.EncodeToString(raw))}
-	if err := controllerutil.SetControllerReference(cp, s, r.Scheme); err != nil {
-		return err
-	}
-	return client.IgnoreAlreadyExists(r.Client.Create(ctx, s))
+	return r.applyLocalSecret(ctx, cp, name, map[string][]byte{sharedSecretKey: []byte(base64.RawURLEncoding.EncodeToString(raw))}, targetcluster.CreateOnly)
 }
 
 // reapReleased deletes the Secrets the child no longer reads, now that it
@@ -343,28 +285,10 @@ func (r *Reconciler) reapReleased(ctx context.Context, cp *c5c3v1alpha1.ControlP
 	}
 	local := targetcluster.LocalChildren(r.Client)
 	for _, name := range names {
-		if err := local.DeleteSecret(ctx, r.Scheme, cp, cp.Namespace, name); err != nil {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cp.Namespace, Name: name}}
+		if _, err := local.Delete(ctx, r.Scheme, cp, s); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// novaFailed reports err on NovaReady and decides how the pass goes on.
-func (r *Reconciler) novaFailed(cp *c5c3v1alpha1.ControlPlane, err error) (flow.Outcome, error) {
-	var (
-		wait    *waitError
-		failure *novaFailure
-	)
-	switch {
-	case errors.As(err, &wait):
-		setNovaReady(cp, metav1.ConditionFalse, wait.reason, wait.message)
-		return flow.WaitAndHalt(waitRequeue), nil
-	case errors.As(err, &failure):
-		setNovaReady(cp, metav1.ConditionFalse, failure.reason, failure.err.Error())
-		return flow.Halt, failure.err
-	default:
-		setNovaReady(cp, metav1.ConditionFalse, c5c3v1alpha1.NovaErrorReason, err.Error())
-		return flow.Halt, err
-	}
 }

@@ -1,32 +1,22 @@
 package controlplane
 
 import (
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/conditions"
+	"github.com/anvil/anvil/internal/controller/flow"
 )
 
-// stepConditions are the conditions Ready summarises, in pipeline order.
-var stepConditions = []string{c5c3v1alpha1.NovaReadyCondition}
-
-// ReadyReason is Ready's reason when every step condition is True.
-const ReadyReason = conditions.ReadyReason
-
-// readyCondition derives Ready from the step conditions.
-func readyCondition(conds []metav1.Condition, generation int64) metav1.Condition {
-	return conditions.Ready(stepConditions, conds, generation, "every service is ready")
+// conditionsOf is where a pass over cp sets its conditions, stamped with
+// its generation.
+func conditionsOf(cp *c5c3v1alpha1.ControlPlane) flow.Conditions {
+	return flow.Conditions{List: &cp.Status.Conditions, Generation: cp.Generation}
 }
 
-func setReady(cp *c5c3v1alpha1.ControlPlane) {
-	apimeta.SetStatusCondition(&cp.Status.Conditions, readyCondition(cp.Status.Conditions, cp.Generation))
-}
-
+// setNovaReady reports NovaReady.
 func setNovaReady(cp *c5c3v1alpha1.ControlPlane, status metav1.ConditionStatus, reason, message string) {
-	apimeta.SetStatusCondition(&cp.Status.Conditions, metav1.Condition{
-		Type: c5c3v1alpha1.NovaReadyCondition, Status: status, Reason: reason, Message: message, ObservedGeneration: cp.Generation,
-	})
+	conditionsOf(cp).Set(c5c3v1alpha1.NovaReadyCondition, status, reason, message)
 }
 
 // errorReasons are the NovaReady reasons that deserve a Warning event.

@@ -1,68 +1,193 @@
-// Package flow is the small vocabulary every reconciler's steps share: what a
-// step asks for next, and the one place that turns that into a requeue.
+// Package flow is the small vocabulary every reconciler's steps share, and
+// the one loop that runs them.
+//
+// A step either succeeds, setting its own condition from what it observed
+// and perhaps asking for a timed requeue through its Outcome, or fails with
+// a *StepError that carries the condition type and reason to report. The
+// runner records that condition, stops the pass, and Result turns the
+// pass's outcome and error into controller-runtime's answer in one place:
+// a wait requeues after its delay, invalid input is terminal, and anything
+// else is returned for backoff. Nobody reads a reason back to decide what
+// to do: deciders ask the error (ReasonOf, IsWait).
 package flow
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
 )
 
-// Outcome is what a step asks for. The zero value means "done, go on".
+// Outcome is what a step that succeeded asks for. The zero value means
+// "done, go on".
 type Outcome struct {
 	// RequeueAfter asks for another pass after the duration, because the
 	// step waits for something it cannot watch, or watches with a poll.
 	RequeueAfter time.Duration
-	// Halt stops the remaining steps of this pass, because they depend on
-	// what this step could not produce.
-	Halt bool
 }
 
 // Continue is the outcome of a step that is done.
 var Continue = Outcome{}
 
-// Wait asks for another pass after d and lets the later steps run.
-func Wait(d time.Duration) Outcome { return Outcome{RequeueAfter: d} }
+// Requeue asks for another pass after d and lets the later steps run.
+func Requeue(d time.Duration) Outcome { return Outcome{RequeueAfter: d} }
 
-// WaitAndHalt asks for another pass after d and stops this pass.
-func WaitAndHalt(d time.Duration) Outcome { return Outcome{RequeueAfter: d, Halt: true} }
-
-// Halt stops this pass without a timed requeue: a watch on the input that
-// is wrong brings the next pass.
-var Halt = Outcome{Halt: true}
-
-// InvalidInputError is invalid input the user must fix. It is reported on a
-// condition; retrying cannot help, so it does not requeue.
-type InvalidInputError struct{ Err error }
-
-func (e *InvalidInputError) Error() string { return e.Err.Error() }
-func (e *InvalidInputError) Unwrap() error { return e.Err }
-
-// Invalid wraps err as invalid input.
-func Invalid(err error) error { return &InvalidInputError{Err: err} }
-
-// Merge combines outcomes: the earliest requeue wins, and any halt halts.
+// Merge combines outcomes: the earliest requeue wins.
 func Merge(a, b Outcome) Outcome {
-	out := Outcome{Halt: a.Halt || b.Halt, RequeueAfter: a.RequeueAfter}
+	out := a
 	if b.RequeueAfter > 0 && (out.RequeueAfter == 0 || b.RequeueAfter < out.RequeueAfter) {
 		out.RequeueAfter = b.RequeueAfter
 	}
 	return out
 }
 
-// Result decides the requeue of a pass from its merged outcome and its
-// error, in one place for every reconciler: invalid input is terminal, any
-// other error is returned for backoff, and otherwise the outcome's requeue
-// applies.
-func Result(o Outcome, err error) (ctrl.Result, error) {
-	var invalid *InvalidInputError
-	switch {
-	case errors.As(err, &invalid):
-		return ctrl.Result{}, reconcile.TerminalError(err)
-	case err != nil:
-		return ctrl.Result{}, err
+// StepError is a step that could not finish. It names the condition the
+// step owns and the reason to report there; its message is the wrapped
+// error's, which never carries a credential.
+type StepError struct {
+	// Condition is the condition type the runner sets False.
+	Condition string
+	// Reason is the documented reason of that condition.
+	Reason string
+	// Err is the cause; its text becomes the condition's message.
+	Err error
+	// RequeueAfter is set for a wait: an input that is not there yet.
+	// The pass is not an error to controller-runtime and is retried after
+	// the delay (a watch usually brings it sooner).
+	RequeueAfter time.Duration
+	// Terminal marks invalid input the user must fix; retrying cannot help.
+	Terminal bool
+}
+
+func (e *StepError) Error() string { return e.Err.Error() }
+func (e *StepError) Unwrap() error { return e.Err }
+
+// Fail is a transient failure of a step: it is reported under reason and
+// retried with backoff.
+func Fail(condition, reason string, err error) error {
+	return &StepError{Condition: condition, Reason: reason, Err: err}
+}
+
+// Invalid is invalid input: it is reported under reason and not retried
+// until the object or an input it watches changes.
+func Invalid(condition, reason string, err error) error {
+	return &StepError{Condition: condition, Reason: reason, Err: err, Terminal: true}
+}
+
+// Wait is an input that is not there yet: it is reported under reason and
+// the pass is retried after d.
+func Wait(condition, reason string, d time.Duration, format string, args ...any) error {
+	return &StepError{Condition: condition, Reason: reason, Err: fmt.Errorf(format, args...), RequeueAfter: d}
+}
+
+// ReasonOf returns the reason a pass's error reported, or "" for nil or an
+// error no step classified.
+func ReasonOf(err error) string {
+	var se *StepError
+	if errors.As(err, &se) {
+		return se.Reason
 	}
-	return ctrl.Result{RequeueAfter: o.RequeueAfter}, nil
+	return ""
+}
+
+// IsWait tells whether err is a wait rather than a failure.
+func IsWait(err error) bool {
+	var se *StepError
+	return errors.As(err, &se) && se.RequeueAfter > 0
+}
+
+// Described tells whether the status written after a pass that ended with
+// err describes the object's current generation: the pass succeeded, or it
+// stopped at a wait or at invalid input, which its condition reports. A
+// transient failure leaves observedGeneration where it was.
+func Described(err error) bool {
+	var se *StepError
+	return err == nil || (errors.As(err, &se) && (se.RequeueAfter > 0 || se.Terminal))
+}
+
+// Conditions is where the runner records a failed step: the object's
+// condition list and the generation the pass works on.
+type Conditions struct {
+	List       *[]metav1.Condition
+	Generation int64
+}
+
+// Set sets one condition stamped with the pass's generation.
+func (c Conditions) Set(typ string, status metav1.ConditionStatus, reason, message string) {
+	apimeta.SetStatusCondition(c.List, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: c.Generation,
+	})
+}
+
+// Record reports a failed step on its condition: a *StepError under its own
+// condition and reason; any other error, which no step classified (an
+// apiserver error, say), under the step's condition and ReconcileError.
+func (c Conditions) Record(condition string, err error) {
+	var se *StepError
+	if errors.As(err, &se) {
+		c.Set(se.Condition, metav1.ConditionFalse, se.Reason, se.Error())
+		return
+	}
+	c.Set(condition, metav1.ConditionFalse, anvilmeta.ReconcileErrorReason, err.Error())
+}
+
+// Step is one stage of a pass over scope S and the condition it owns.
+type Step[S any] struct {
+	// Condition is the condition the step reports; an unclassified error
+	// of the step is recorded there.
+	Condition string
+	// Run does the step's work.
+	Run func(context.Context, S) (Outcome, error)
+}
+
+// StepConditions returns the conditions steps own, in order, without repeats:
+// the ones Ready rolls up.
+func StepConditions[S any](steps []Step[S]) []string {
+	var out []string
+	for _, s := range steps {
+		if !slices.Contains(out, s.Condition) {
+			out = append(out, s.Condition)
+		}
+	}
+	return out
+}
+
+// Run runs steps in order until one fails, records the failure, and
+// returns the merged outcome with the failure.
+func Run[S any](ctx context.Context, conds Conditions, scope S, steps []Step[S]) (Outcome, error) {
+	outcome := Continue
+	for _, step := range steps {
+		out, err := step.Run(ctx, scope)
+		outcome = Merge(outcome, out)
+		if err != nil {
+			conds.Record(step.Condition, err)
+			return outcome, err
+		}
+	}
+	return outcome, nil
+}
+
+// Result decides the requeue of a pass from its merged outcome and its
+// error, in one place for every reconciler: a wait requeues after its
+// delay, invalid input is terminal, any other error is returned for
+// backoff, and otherwise the outcome's requeue applies.
+func Result(o Outcome, err error) (ctrl.Result, error) {
+	var se *StepError
+	switch {
+	case err == nil:
+		return ctrl.Result{RequeueAfter: o.RequeueAfter}, nil
+	case errors.As(err, &se) && se.RequeueAfter > 0:
+		return ctrl.Result{RequeueAfter: Merge(o, Requeue(se.RequeueAfter)).RequeueAfter}, nil
+	case errors.As(err, &se) && se.Terminal:
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
+	return ctrl.Result{}, err
 }

@@ -12,7 +12,7 @@ import (
 	"errors"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
@@ -20,7 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -52,17 +54,36 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novas/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
 
+// pass is what one pass over a Nova builds up, step by step.
+type pass struct {
+	nova *novav1alpha1.Nova
+	// before is the Nova as the pass found it, for the status patch.
+	before *novav1alpha1.Nova
+	// children is where the children live. Set by Cluster.
+	children *targetcluster.Children
+}
+
+// steps are the pass's steps in order, each with the condition it owns.
+func (r *Reconciler) steps() []flow.Step[*pass] {
+	return []flow.Step[*pass]{
+		{Condition: novav1alpha1.ComputeConfigReadyCondition, Run: r.reconcileCluster},
+		{Condition: novav1alpha1.ComputeConfigReadyCondition, Run: r.reconcileComputeConfig},
+		{Condition: novav1alpha1.ManageConfigReadyCondition, Run: r.reconcileManageConfig},
+	}
+}
+
 // Reconcile brings one Nova's contract up to date. It reads like a table of
-// contents: get, defer the status patch, resolve where the children live,
-// take the deletion branch, then run the steps in order.
+// contents: get, defer the status patch, take the deletion branch, then run
+// the steps in order.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
 	nova := &novav1alpha1.Nova{}
 	if err := r.Client.Get(ctx, req.NamespacedName, nova); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	before := nova.DeepCopy()
+	p := &pass{nova: nova, before: nova.DeepCopy()}
+	var passErr error
 	defer func() {
-		if err := r.patchStatus(ctx, before, nova); err != nil {
+		if err := r.patchStatus(ctx, p.before, nova, passErr); err != nil {
 			retErr = errors.Join(retErr, err)
 		}
 	}()
@@ -70,38 +91,35 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !nova.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, nova)
 	}
+	var out flow.Outcome
+	out, passErr = flow.Run(ctx, conditionsOf(nova), p, r.steps())
+	return flow.Result(out, passErr)
+}
 
-	children, err := r.resolveChildren(nova)
+// reconcileCluster resolves where the children live and, for a placed
+// Nova, holds it with the remote-children finalizer before anything is
+// written there. Nothing is written until the cluster resolves; the
+// registry queues the Nova again when it does.
+func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass) (flow.Outcome, error) {
+	nova := p.nova
+	children, err := r.Registry.ChildrenFor(nova.TargetClusterName(), targetcluster.LocalChildren(r.Client))
 	if err != nil {
-		// Nothing is written and no finalizer is added until the cluster
-		// resolves; the registry queues the Nova again when it does.
-		setUnavailable(nova, err)
-		return ctrl.Result{RequeueAfter: targetcluster.UnavailableRequeue}, nil
+		return flow.Continue, flow.Wait(novav1alpha1.ComputeConfigReadyCondition, anvilmeta.TargetClusterUnavailableReason,
+			targetcluster.UnavailableRequeue, "%s", err.Error())
 	}
-	if children.Remote != nil && controllerutil.AddFinalizer(nova, targetcluster.RemoteChildrenFinalizer) {
-		if err := r.Client.Patch(ctx, nova, client.MergeFrom(before)); err != nil {
-			return ctrl.Result{}, err
+	p.children = children
+	if children.Remote == nil {
+		return flow.Continue, nil
+	}
+	if controllerutil.AddFinalizer(nova, targetcluster.RemoteChildrenFinalizer) {
+		if err := r.Client.Patch(ctx, nova, client.MergeFrom(p.before)); err != nil {
+			return flow.Continue, err
 		}
 		// The patch returned the new metadata; the status patch compares
 		// against it from here on.
-		before = nova.DeepCopy()
+		p.before = nova.DeepCopy()
 	}
-
-	outcome := flow.Continue
-	for _, step := range []func(context.Context, *novav1alpha1.Nova, *targetcluster.Children) (flow.Outcome, error){
-		r.reconcileComputeConfig,
-		r.reconcileManageConfig,
-	} {
-		out, err := step(ctx, nova, children)
-		outcome = flow.Merge(outcome, out)
-		if err != nil || out.Halt {
-			return flow.Result(outcome, err)
-		}
-	}
-	if children.Remote != nil {
-		outcome = flow.Merge(outcome, flow.Wait(placedResync))
-	}
-	return flow.Result(outcome, nil)
+	return flow.Requeue(placedResync), nil
 }
 
 // reconcileDelete lets local children go with their ownerReferences, and
@@ -115,7 +133,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, nova *novav1alpha1.Nov
 		return ctrl.Result{}, err
 	}
 	if !res.Release {
-		setUnavailable(nova, res.Unavailable)
+		conditionsOf(nova).Set(novav1alpha1.ComputeConfigReadyCondition, metav1.ConditionFalse,
+			anvilmeta.TargetClusterUnavailableReason, res.Unavailable.Error())
 		return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
 	}
 	patch := client.MergeFrom(nova.DeepCopy())
@@ -123,17 +142,17 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, nova *novav1alpha1.Nov
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, nova, patch))
 }
 
-// patchStatus stamps the generation, derives Ready, records the events of
-// transitions and writes the status once per pass.
-func (r *Reconciler) patchStatus(ctx context.Context, before, nova *novav1alpha1.Nova) error {
-	nova.Status.ObservedGeneration = nova.Generation
-	setReady(nova)
-	for _, ev := range transitionEvents(before.Status.Conditions, nova.Status.Conditions) {
-		r.Recorder.Eventf(nova, nil, ev.Type, ev.Reason, "Reconcile", "%s", ev.Message)
+// patchStatus ends every pass: the shared rollup derives Ready, records
+// the transition events and writes what changed.
+func (r *Reconciler) patchStatus(ctx context.Context, before, nova *novav1alpha1.Nova, passErr error) error {
+	return conditions.PatchStatus(ctx, r.Client, r.Recorder, before, nova, &before.Status.CommonStatus, &nova.Status.CommonStatus, passErr, r.summary())
+}
+
+// summary is how a Nova's Ready is derived and its events recorded.
+func (r *Reconciler) summary() conditions.Summary {
+	return conditions.Summary{
+		Steps:        flow.StepConditions(r.steps()),
+		ReadyMessage: "the compute contract and the nova-manage configuration are current",
+		Events:       transitionEvents,
 	}
-	err := r.Client.Status().Patch(ctx, nova, client.MergeFrom(before))
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }

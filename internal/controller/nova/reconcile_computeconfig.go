@@ -8,13 +8,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/inputs"
 	"github.com/anvil/anvil/internal/novaconfig"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -29,20 +29,6 @@ const (
 	noVNCProxyPort = 6080
 )
 
-// missingInputError says which input Secret or key is missing. It names the
-// spec field and the Secret, never a value.
-type missingInputError struct {
-	field, namespace, name, key string
-	secretMissing               bool
-}
-
-func (e *missingInputError) Error() string {
-	if e.secretMissing {
-		return fmt.Sprintf("%s: Secret %s/%s does not exist", e.field, e.namespace, e.name)
-	}
-	return fmt.Sprintf("%s: Secret %s/%s has no non-empty key %q", e.field, e.namespace, e.name, e.key)
-}
-
 // ComputeConfigName is the name of a Nova's in-cluster contract.
 func ComputeConfigName(nova *novav1alpha1.Nova) string {
 	return nova.Name + novav1alpha1.ComputeConfigSuffix
@@ -56,42 +42,32 @@ func RemoteComputeConfigName(nova *novav1alpha1.Nova) string {
 // reconcileComputeConfig publishes the in-cluster contract and, while
 // remoteCompute is set, the remote one. Both are rendered before either is
 // written, so an input that cannot be rendered leaves every published
-// Secret as it was.
-func (r *Reconciler) reconcileComputeConfig(ctx context.Context, nova *novav1alpha1.Nova, children *targetcluster.Children) (flow.Outcome, error) {
+// Secret as it was. A remote contract no longer wanted is withdrawn first,
+// so that withdrawing a credential never waits on an unrelated bad input.
+func (r *Reconciler) reconcileComputeConfig(ctx context.Context, p *pass) (flow.Outcome, error) {
+	nova, children := p.nova, p.children
+	if nova.Spec.RemoteCompute == nil {
+		remote := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nova.Namespace, Name: RemoteComputeConfigName(nova)}}
+		if _, err := children.Delete(ctx, r.Scheme, nova, remote); err != nil {
+			return flow.Continue, err
+		}
+		nova.Status.RemoteComputeConfigSecretRef = nil
+	}
 	in, err := readContractInput(ctx, children.Reader, nova)
 	if err != nil {
-		return r.computeConfigFailed(nova, err)
+		return flow.Continue, computeConfigError(err)
 	}
 	data, err := novaconfig.RenderContract(*in)
 	if err != nil {
-		return r.computeConfigFailed(nova, fmt.Errorf("spec: %w", err))
+		return flow.Continue, computeConfigError(fmt.Errorf("spec: %w", err))
+	}
+	remoteData, remoteWait, err := renderRemoteContract(ctx, children.Reader, nova, *in)
+	if err != nil {
+		return flow.Continue, computeConfigError(err)
 	}
 
-	var remoteData map[string][]byte
-	var remoteWait error
-	if rc := nova.Spec.RemoteCompute; rc != nil {
-		url, err := readKey(ctx, children.Reader, nova.Namespace, "spec.remoteCompute.transportURLSecretRef", rc.TransportURLSecretRef.Name, rc.TransportURLSecretRef.Key)
-		var missing *missingInputError
-		switch {
-		case errors.As(err, &missing):
-			// The in-cluster contract goes on; the last remote contract is
-			// kept until the hand-over arrives.
-			remoteWait = err
-		case err != nil:
-			return flow.Continue, err
-		default:
-			if err := novaconfig.CheckTransportURL(url); err != nil {
-				return r.computeConfigFailed(nova, flow.Invalid(fmt.Errorf("spec.remoteCompute.transportURLSecretRef: %w", err)))
-			}
-			remoteData, err = novaconfig.RenderRemoteContract(*in, novaconfig.RemoteInput{KeystoneEndpoint: rc.KeystoneEndpoint, TransportURL: url})
-			if err != nil {
-				return r.computeConfigFailed(nova, fmt.Errorf("spec.remoteCompute: %w", err))
-			}
-		}
-	}
-
-	if err := children.ApplySecret(ctx, r.Scheme, nova, buildContractSecret(nova, ComputeConfigName(nova), data)); err != nil {
-		return r.computeConfigFailed(nova, err)
+	if err := children.Apply(ctx, r.Scheme, nova, buildContractSecret(nova, ComputeConfigName(nova), data)); err != nil {
+		return flow.Continue, computeConfigError(err)
 	}
 	nova.Status.ComputeConfigSecretRef = &anvilmeta.LocalObjectReference{Name: ComputeConfigName(nova)}
 	// Anvil references a brownfield control plane rather than installing
@@ -99,53 +75,74 @@ func (r *Reconciler) reconcileComputeConfig(ctx context.Context, nova *novav1alp
 	// published from; pools default their image to it.
 	nova.Status.InstalledRelease = nova.Spec.OpenStackRelease
 
+	published := []string{ComputeConfigName(nova)}
 	switch {
-	case nova.Spec.RemoteCompute == nil:
-		if err := children.DeleteSecret(ctx, r.Scheme, nova, nova.Namespace, RemoteComputeConfigName(nova)); err != nil {
-			return flow.Continue, err
-		}
-		nova.Status.RemoteComputeConfigSecretRef = nil
 	case remoteWait != nil:
-		setComputeConfigReady(nova, metav1.ConditionFalse,
+		// The in-cluster contract and the later steps go on; the last
+		// remote contract is kept until the hand-over arrives.
+		conditionsOf(nova).Set(novav1alpha1.ComputeConfigReadyCondition, metav1.ConditionFalse,
 			novav1alpha1.WaitingForRemoteTransportURLReason, remoteWait.Error())
-		return flow.Wait(inputWait), nil
-	default:
-		if err := children.ApplySecret(ctx, r.Scheme, nova, buildContractSecret(nova, RemoteComputeConfigName(nova), remoteData)); err != nil {
-			return r.computeConfigFailed(nova, err)
+		return flow.Requeue(inputWait), nil
+	case remoteData != nil:
+		if err := children.Apply(ctx, r.Scheme, nova, buildContractSecret(nova, RemoteComputeConfigName(nova), remoteData)); err != nil {
+			return flow.Continue, computeConfigError(err)
 		}
 		nova.Status.RemoteComputeConfigSecretRef = &anvilmeta.LocalObjectReference{Name: RemoteComputeConfigName(nova)}
-	}
-
-	published := []string{ComputeConfigName(nova)}
-	if nova.Status.RemoteComputeConfigSecretRef != nil {
 		published = append(published, RemoteComputeConfigName(nova))
 	}
-	setComputeConfigReady(nova, metav1.ConditionTrue, novav1alpha1.ComputeConfigPublishedReason,
+	conditionsOf(nova).Set(novav1alpha1.ComputeConfigReadyCondition, metav1.ConditionTrue, novav1alpha1.ComputeConfigPublishedReason,
 		"published "+strings.Join(published, " and "))
 	return flow.Continue, nil
 }
 
-// computeConfigFailed reports err on ComputeConfigReady and decides how the
-// pass goes on. Every message is built from field names, Secret names,
-// sections and schemes only.
-func (r *Reconciler) computeConfigFailed(nova *novav1alpha1.Nova, err error) (flow.Outcome, error) {
+// renderRemoteContract renders the remote contract while remoteCompute is
+// set. A hand-over Secret that is not there yet is returned as remoteWait,
+// not as an error.
+func renderRemoteContract(ctx context.Context, reader client.Reader, nova *novav1alpha1.Nova, in novaconfig.ContractInput) (data map[string][]byte, remoteWait, err error) {
+	rc := nova.Spec.RemoteCompute
+	if rc == nil {
+		return nil, nil, nil
+	}
+	const field = "spec.remoteCompute.transportURLSecretRef"
+	url, err := inputs.ReadKey(ctx, reader, nova.Namespace, field, rc.TransportURLSecretRef.Name, rc.TransportURLSecretRef.Key)
+	var missing *inputs.MissingError
+	switch {
+	case errors.As(err, &missing):
+		return nil, err, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	if err := novaconfig.CheckTransportURL(url); err != nil {
+		return nil, nil, flow.Invalid(novav1alpha1.ComputeConfigReadyCondition, novav1alpha1.ComputeConfigErrorReason, fmt.Errorf("%s: %w", field, err))
+	}
+	data, err = novaconfig.RenderRemoteContract(in, novaconfig.RemoteInput{KeystoneEndpoint: rc.KeystoneEndpoint, TransportURL: url})
+	if err != nil {
+		return nil, nil, fmt.Errorf("spec.remoteCompute: %w", err)
+	}
+	return data, nil, nil
+}
+
+// computeConfigError classifies a failure of the ComputeConfig step: a
+// missing input is a wait, input that cannot be rendered or a Secret Anvil
+// does not own is invalid, and anything else is retried. Every message is
+// built from field names, Secret names, sections and schemes only.
+func computeConfigError(err error) error {
 	var (
-		missing  *missingInputError
+		step     *flow.StepError
+		missing  *inputs.MissingError
 		unsafe   *novaconfig.UnsafeValueError
 		empty    *novaconfig.MissingInputError
 		notOwned *targetcluster.NotOwnedError
-		invalid  *flow.InvalidInputError
 	)
 	switch {
+	case errors.As(err, &step):
+		return err
 	case errors.As(err, &missing):
-		setComputeConfigReady(nova, metav1.ConditionFalse, novav1alpha1.WaitingForInputsReason, err.Error())
-		return flow.WaitAndHalt(inputWait), nil
-	case errors.As(err, &unsafe), errors.As(err, &empty), errors.As(err, &notOwned), errors.As(err, &invalid):
-		setComputeConfigReady(nova, metav1.ConditionFalse, novav1alpha1.ComputeConfigErrorReason, err.Error())
-		return flow.Halt, flow.Invalid(err)
-	default:
-		return flow.Halt, err
+		return flow.Wait(novav1alpha1.ComputeConfigReadyCondition, novav1alpha1.WaitingForInputsReason, inputWait, "%s", err.Error())
+	case errors.As(err, &unsafe), errors.As(err, &empty), errors.As(err, &notOwned):
+		return flow.Invalid(novav1alpha1.ComputeConfigReadyCondition, novav1alpha1.ComputeConfigErrorReason, err)
 	}
+	return err
 }
 
 // readContractInput gathers everything the contract is rendered from: the
@@ -153,24 +150,25 @@ func (r *Reconciler) computeConfigFailed(nova *novav1alpha1.Nova, err error) (fl
 func readContractInput(ctx context.Context, reader client.Reader, nova *novav1alpha1.Nova) (*novaconfig.ContractInput, error) {
 	spec := nova.Spec
 	ns := nova.Namespace
-	transportURL, err := readKey(ctx, reader, ns, "spec.messaging.secretRef", spec.Messaging.SecretRef.Name, spec.Messaging.SecretRef.Key)
+	transportURL, err := inputs.ReadKey(ctx, reader, ns, "spec.messaging.secretRef", spec.Messaging.SecretRef.Name, spec.Messaging.SecretRef.Key)
 	if err != nil {
 		return nil, err
 	}
 	if err := novaconfig.CheckTransportURL(transportURL); err != nil {
-		return nil, flow.Invalid(fmt.Errorf("spec.messaging.secretRef: %w", err))
+		return nil, flow.Invalid(novav1alpha1.ComputeConfigReadyCondition, novav1alpha1.ComputeConfigErrorReason,
+			fmt.Errorf("spec.messaging.secretRef: %w", err))
 	}
-	password, err := readKey(ctx, reader, ns, "spec.serviceUser.secretRef", spec.ServiceUser.SecretRef.Name, spec.ServiceUser.SecretRef.Key)
+	password, err := inputs.ReadKey(ctx, reader, ns, "spec.serviceUser.secretRef", spec.ServiceUser.SecretRef.Name, spec.ServiceUser.SecretRef.Key)
 	if err != nil {
 		return nil, err
 	}
-	shared, err := readKey(ctx, reader, ns, "spec.metadata.sharedSecretRef", spec.Metadata.SharedSecretRef.Name, spec.Metadata.SharedSecretRef.Key)
+	shared, err := inputs.ReadKey(ctx, reader, ns, "spec.metadata.sharedSecretRef", spec.Metadata.SharedSecretRef.Name, spec.Metadata.SharedSecretRef.Key)
 	if err != nil {
 		return nil, err
 	}
 	var caBundle []byte
 	if tls := spec.Messaging.TLS; tls != nil {
-		ca, err := readKey(ctx, reader, ns, "spec.messaging.tls.caBundleSecretRef", tls.CABundleSecretRef.Name, tls.CABundleSecretRef.Key)
+		ca, err := inputs.ReadKey(ctx, reader, ns, "spec.messaging.tls.caBundleSecretRef", tls.CABundleSecretRef.Name, tls.CABundleSecretRef.Key)
 		if err != nil {
 			return nil, err
 		}
@@ -230,21 +228,4 @@ func buildContractSecret(nova *novav1alpha1.Nova, name string, data map[string][
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}
-}
-
-// readKey returns a non-empty Secret value, or a *missingInputError naming
-// the field, the Secret and the key.
-func readKey(ctx context.Context, reader client.Reader, namespace, field, name, key string) (string, error) {
-	s := &corev1.Secret{}
-	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "", &missingInputError{field: field, namespace: namespace, name: name, key: key, secretMissing: true}
-		}
-		return "", fmt.Errorf("%s: reading Secret %s/%s: %w", field, namespace, name, err)
-	}
-	v := s.Data[key]
-	if len(v) == 0 {
-		return "", &missingInputError{field: field, namespace: namespace, name: name, key: key}
-	}
-	return string(v), nil
 }

@@ -1,6 +1,7 @@
 package nova
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,15 +13,15 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/inputs"
 	"github.com/anvil/anvil/internal/novaconfig"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
-// Keys of a database's Secret, and the API's default port.
+// Keys of a database's Secret.
 const (
 	databaseUsernameKey = "username"
 	databasePasswordKey = "password"
-	defaultDatabasePort = 3306
 )
 
 // ManageConfigName is the name of a Nova's nova-manage configuration.
@@ -31,16 +32,20 @@ func ManageConfigName(nova *novav1alpha1.Nova) string {
 // reconcileManageConfig publishes {nova}-manage-config while both databases
 // are declared, and removes it once neither is. Anvil runs no control plane
 // of its own, so this Secret is how nova-manage jobs (host discovery) reach
-// the brownfield databases.
-func (r *Reconciler) reconcileManageConfig(ctx context.Context, nova *novav1alpha1.Nova, children *targetcluster.Children) (flow.Outcome, error) {
+// the brownfield databases. The last published Secret and its reference
+// are kept on a failure, as the compute contract's are: a job mid-run keeps
+// working configuration.
+func (r *Reconciler) reconcileManageConfig(ctx context.Context, p *pass) (flow.Outcome, error) {
+	nova, children := p.nova, p.children
 	spec := nova.Spec
 	switch {
 	case spec.APIDatabase == nil && spec.Database == nil:
-		if err := children.DeleteSecret(ctx, r.Scheme, nova, nova.Namespace, ManageConfigName(nova)); err != nil {
+		manage := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nova.Namespace, Name: ManageConfigName(nova)}}
+		if _, err := children.Delete(ctx, r.Scheme, nova, manage); err != nil {
 			return flow.Continue, err
 		}
 		nova.Status.ManageConfigSecretRef = nil
-		setManageConfigReady(nova, metav1.ConditionTrue, novav1alpha1.ManageConfigNotRequiredReason,
+		conditionsOf(nova).Set(novav1alpha1.ManageConfigReadyCondition, metav1.ConditionTrue, novav1alpha1.ManageConfigNotRequiredReason,
 			"neither spec.apiDatabase nor spec.database is set")
 		return flow.Continue, nil
 	case spec.APIDatabase == nil || spec.Database == nil:
@@ -50,47 +55,44 @@ func (r *Reconciler) reconcileManageConfig(ctx context.Context, nova *novav1alph
 		if spec.APIDatabase == nil {
 			set, unset = unset, set
 		}
-		return r.manageConfigFailed(nova, flow.Invalid(fmt.Errorf("%s is set without %s: nova-manage needs both databases", set, unset)))
+		return flow.Continue, flow.Invalid(novav1alpha1.ManageConfigReadyCondition, novav1alpha1.ManageConfigErrorReason,
+			fmt.Errorf("%s is set without %s: nova-manage needs both databases", set, unset))
 	}
 
 	in, err := readManageInput(ctx, children.Reader, nova)
 	if err != nil {
-		return r.manageConfigFailed(nova, err)
+		return flow.Continue, manageConfigError(err)
 	}
 	conf, err := novaconfig.RenderManageConfig(*in)
 	if err != nil {
 		// The renderer's errors name a field or a section, never a value.
-		return r.manageConfigFailed(nova, flow.Invalid(fmt.Errorf("spec: %w", err)))
+		return flow.Continue, flow.Invalid(novav1alpha1.ManageConfigReadyCondition, novav1alpha1.ManageConfigErrorReason, fmt.Errorf("spec: %w", err))
 	}
-	if err := children.ApplySecret(ctx, r.Scheme, nova, buildManageConfigSecret(nova, conf)); err != nil {
-		return r.manageConfigFailed(nova, err)
+	if err := children.Apply(ctx, r.Scheme, nova, buildManageConfigSecret(nova, conf)); err != nil {
+		return flow.Continue, manageConfigError(err)
 	}
 	nova.Status.ManageConfigSecretRef = &anvilmeta.LocalObjectReference{Name: ManageConfigName(nova)}
-	setManageConfigReady(nova, metav1.ConditionTrue, novav1alpha1.ManageConfigPublishedReason, "published "+ManageConfigName(nova))
+	conditionsOf(nova).Set(novav1alpha1.ManageConfigReadyCondition, metav1.ConditionTrue, novav1alpha1.ManageConfigPublishedReason,
+		"published "+ManageConfigName(nova))
 	return flow.Continue, nil
 }
 
-// manageConfigFailed reports err on ManageConfigReady and decides how the
-// pass goes on. The last published Secret and its reference are kept, as
-// the compute contract's are: a job mid-run keeps working configuration.
-func (r *Reconciler) manageConfigFailed(nova *novav1alpha1.Nova, err error) (flow.Outcome, error) {
+// manageConfigError classifies a failure of the ManageConfig step: a
+// missing database Secret is a wait (the Secret watch normally brings the
+// next pass first), a Secret Anvil does not own is invalid, and anything
+// else is retried.
+func manageConfigError(err error) error {
 	var (
-		missing  *missingInputError
+		missing  *inputs.MissingError
 		notOwned *targetcluster.NotOwnedError
-		invalid  *flow.InvalidInputError
 	)
 	switch {
 	case errors.As(err, &missing):
-		// The Secret watch normally brings the next pass first; nothing
-		// after this step depends on it, so the pass is not halted.
-		setManageConfigReady(nova, metav1.ConditionFalse, novav1alpha1.WaitingForDatabaseSecretReason, err.Error())
-		return flow.Wait(inputWait), nil
-	case errors.As(err, &notOwned), errors.As(err, &invalid):
-		setManageConfigReady(nova, metav1.ConditionFalse, novav1alpha1.ManageConfigErrorReason, err.Error())
-		return flow.Halt, flow.Invalid(err)
-	default:
-		return flow.Halt, err
+		return flow.Wait(novav1alpha1.ManageConfigReadyCondition, novav1alpha1.WaitingForDatabaseSecretReason, inputWait, "%s", err.Error())
+	case errors.As(err, &notOwned):
+		return flow.Invalid(novav1alpha1.ManageConfigReadyCondition, novav1alpha1.ManageConfigErrorReason, err)
 	}
+	return err
 }
 
 // readManageInput reads both databases' credentials from their Secrets.
@@ -108,11 +110,11 @@ func readManageInput(ctx context.Context, reader client.Reader, nova *novav1alph
 
 // readDatabase fills a database's connection from its spec and Secret.
 func readDatabase(ctx context.Context, reader client.Reader, namespace, field string, db *novav1alpha1.DatabaseSpec) (novaconfig.Database, error) {
-	user, err := readKey(ctx, reader, namespace, field, db.SecretRef.Name, databaseUsernameKey)
+	user, err := inputs.ReadKey(ctx, reader, namespace, field, db.SecretRef.Name, databaseUsernameKey)
 	if err != nil {
 		return novaconfig.Database{}, err
 	}
-	password, err := readKey(ctx, reader, namespace, field, db.SecretRef.Name, databasePasswordKey)
+	password, err := inputs.ReadKey(ctx, reader, namespace, field, db.SecretRef.Name, databasePasswordKey)
 	if err != nil {
 		return novaconfig.Database{}, err
 	}
@@ -123,11 +125,8 @@ func readDatabase(ctx context.Context, reader client.Reader, namespace, field st
 // credentials. A zero port is the API's default, which a Nova built
 // without the apiserver's defaulting may lack.
 func buildDatabase(db *novav1alpha1.DatabaseSpec, user, password string) novaconfig.Database {
-	port := db.Port
-	if port == 0 {
-		port = defaultDatabasePort
-	}
-	return novaconfig.Database{Host: db.Host, Port: port, Database: db.Database, Username: user, Password: password}
+	return novaconfig.Database{Host: db.Host, Port: cmp.Or(db.Port, novav1alpha1.DefaultDatabasePort), Database: db.Database,
+		Username: user, Password: password}
 }
 
 // buildManageConfigSecret renders {nova}-manage-config from its fragment.

@@ -1,14 +1,23 @@
 package nova
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/conditions"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/inputs"
 	"github.com/anvil/anvil/internal/novaconfig"
+	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 func cond(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
@@ -19,31 +28,66 @@ func manageCond(status metav1.ConditionStatus, reason, msg string) metav1.Condit
 	return metav1.Condition{Type: novav1alpha1.ManageConfigReadyCondition, Status: status, Reason: reason, Message: msg}
 }
 
-func TestReadyCondition(t *testing.T) {
-	published := cond(metav1.ConditionTrue, novav1alpha1.ComputeConfigPublishedReason, "")
-	notRequired := manageCond(metav1.ConditionTrue, novav1alpha1.ManageConfigNotRequiredReason, "")
+// TestFailingStepLeavesReadyNotTrue runs the Nova's real step list with
+// every step before the failing one succeeding, then derives the status
+// the way patchStatus does. A failed step must leave its condition False
+// under the step's reason and Ready False, even though every condition was
+// True for the generation before.
+func TestFailingStepLeavesReadyNotTrue(t *testing.T) {
+	r := &Reconciler{}
+	missing := &inputs.MissingError{Field: "spec.serviceUser.secretRef", Namespace: "ns", Name: "pw", Key: "password"}
 	tests := []struct {
-		name       string
-		conds      []metav1.Condition
-		wantStatus metav1.ConditionStatus
-		wantReason string
+		name           string
+		step           int
+		err            error
+		wantCondition  string
+		wantReason     string
+		wantGeneration int64
 	}{
-		{name: "nothing reported yet", wantStatus: metav1.ConditionUnknown, wantReason: anvilmeta.ReconcilingReason},
-		{name: "published, manage config not yet reported", conds: []metav1.Condition{published}, wantStatus: metav1.ConditionUnknown, wantReason: anvilmeta.ReconcilingReason},
-		{name: "published, no databases", conds: []metav1.Condition{published, notRequired}, wantStatus: metav1.ConditionTrue, wantReason: ReadyReason},
-		{name: "both published", conds: []metav1.Condition{published, manageCond(metav1.ConditionTrue, novav1alpha1.ManageConfigPublishedReason, "")}, wantStatus: metav1.ConditionTrue, wantReason: ReadyReason},
-		{name: "waiting for a database Secret", conds: []metav1.Condition{published, manageCond(metav1.ConditionFalse, novav1alpha1.WaitingForDatabaseSecretReason, "m")}, wantStatus: metav1.ConditionFalse, wantReason: novav1alpha1.WaitingForDatabaseSecretReason},
-		{name: "manage config error", conds: []metav1.Condition{published, manageCond(metav1.ConditionFalse, novav1alpha1.ManageConfigErrorReason, "m")}, wantStatus: metav1.ConditionFalse, wantReason: novav1alpha1.ManageConfigErrorReason},
-		{name: "the contract comes first", conds: []metav1.Condition{cond(metav1.ConditionFalse, novav1alpha1.WaitingForInputsReason, "m"), manageCond(metav1.ConditionFalse, novav1alpha1.WaitingForDatabaseSecretReason, "m")}, wantStatus: metav1.ConditionFalse, wantReason: novav1alpha1.WaitingForInputsReason},
-		{name: "waiting for the remote URL", conds: []metav1.Condition{cond(metav1.ConditionFalse, novav1alpha1.WaitingForRemoteTransportURLReason, "m"), notRequired}, wantStatus: metav1.ConditionFalse, wantReason: novav1alpha1.WaitingForRemoteTransportURLReason},
-		{name: "error", conds: []metav1.Condition{cond(metav1.ConditionFalse, novav1alpha1.ComputeConfigErrorReason, "m")}, wantStatus: metav1.ConditionFalse, wantReason: novav1alpha1.ComputeConfigErrorReason},
-		{name: "cluster unavailable", conds: []metav1.Condition{cond(metav1.ConditionFalse, anvilmeta.TargetClusterUnavailableReason, "m")}, wantStatus: metav1.ConditionFalse, wantReason: anvilmeta.TargetClusterUnavailableReason},
+		{name: "cluster unavailable", step: 0, err: flow.Wait(novav1alpha1.ComputeConfigReadyCondition, anvilmeta.TargetClusterUnavailableReason, time.Second, "gone"),
+			wantCondition: novav1alpha1.ComputeConfigReadyCondition, wantReason: anvilmeta.TargetClusterUnavailableReason, wantGeneration: 2},
+		{name: "missing input", step: 1, err: computeConfigError(missing),
+			wantCondition: novav1alpha1.ComputeConfigReadyCondition, wantReason: novav1alpha1.WaitingForInputsReason, wantGeneration: 2},
+		{name: "foreign Secret", step: 1, err: computeConfigError(&targetcluster.NotOwnedError{Kind: "Secret", Namespace: "ns", Name: "x"}),
+			wantCondition: novav1alpha1.ComputeConfigReadyCondition, wantReason: novav1alpha1.ComputeConfigErrorReason, wantGeneration: 2},
+		{name: "apiserver error", step: 1, err: computeConfigError(errors.New("etcdserver: request timed out")),
+			wantCondition: novav1alpha1.ComputeConfigReadyCondition, wantReason: anvilmeta.ReconcileErrorReason, wantGeneration: 1},
+		{name: "missing database Secret", step: 2, err: manageConfigError(missing),
+			wantCondition: novav1alpha1.ManageConfigReadyCondition, wantReason: novav1alpha1.WaitingForDatabaseSecretReason, wantGeneration: 2},
+		{name: "manage config apiserver error", step: 2, err: manageConfigError(errors.New("connection refused")),
+			wantCondition: novav1alpha1.ManageConfigReadyCondition, wantReason: anvilmeta.ReconcileErrorReason, wantGeneration: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := readyCondition(tt.conds, 3)
-			if got.Status != tt.wantStatus || got.Reason != tt.wantReason || got.Type != anvilmeta.ReadyCondition || got.ObservedGeneration != 3 {
-				t.Errorf("Ready = %+v", got)
+			nova := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
+			nova.Status.ObservedGeneration = 1
+			for _, c := range flow.StepConditions(r.steps()) {
+				nova.Status.Conditions = append(nova.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue, Reason: "Was", ObservedGeneration: 1})
+			}
+			steps := r.steps()
+			for i := range steps {
+				i := i
+				steps[i].Run = func(context.Context, *pass) (flow.Outcome, error) {
+					if i == tt.step {
+						return flow.Continue, tt.err
+					}
+					conditionsOf(nova).Set(steps[i].Condition, metav1.ConditionTrue, "Done", "")
+					return flow.Continue, nil
+				}
+			}
+			_, err := flow.Run(context.Background(), conditionsOf(nova), &pass{nova: nova}, steps)
+			conditions.Summarize(&nova.Status.CommonStatus, nova.Generation, err, r.summary())
+
+			c := apimeta.FindStatusCondition(nova.Status.Conditions, tt.wantCondition)
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != tt.wantReason || c.ObservedGeneration != 2 {
+				t.Fatalf("%s = %+v, want False %s at generation 2", tt.wantCondition, c, tt.wantReason)
+			}
+			ready := apimeta.FindStatusCondition(nova.Status.Conditions, anvilmeta.ReadyCondition)
+			if ready.Status != metav1.ConditionFalse || ready.Reason != anvilmeta.NotAllReadyReason || !strings.Contains(ready.Message, tt.wantReason) {
+				t.Errorf("Ready = %+v, want False %s naming %s", ready, anvilmeta.NotAllReadyReason, tt.wantReason)
+			}
+			if nova.Status.ObservedGeneration != tt.wantGeneration {
+				t.Errorf("observedGeneration = %d, want %d", nova.Status.ObservedGeneration, tt.wantGeneration)
 			}
 		})
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/openstack"
 	"github.com/anvil/anvil/internal/targetcluster"
@@ -97,8 +97,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := pool.DeepCopy()
+	var passErr error
 	defer func() {
-		if err := r.patchStatus(ctx, before, pool); err != nil {
+		if err := r.patchStatus(ctx, before, pool, passErr); err != nil {
 			retErr = errors.Join(retErr, err)
 		}
 	}()
@@ -118,52 +119,52 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 
 	p := &pass{r: r, pool: pool, deleting: !pool.DeletionTimestamp.IsZero()}
 	if p.deleting {
-		return r.reconcileDelete(ctx, p)
+		var res ctrl.Result
+		res, passErr = r.reconcileDelete(ctx, p)
+		return res, passErr
 	}
-	return flow.Result(r.runSteps(ctx, p, r.pipeline()))
+	var out flow.Outcome
+	out, passErr = flow.Run(ctx, conditionsOf(pool), p, r.steps())
+	return flow.Result(out, passErr)
 }
 
-// step is one stage of the pipeline.
-type step func(context.Context, *pass) (flow.Outcome, error)
-
-// pipeline is the order of the steps: each needs what the earlier ones
-// produced.
-func (r *Reconciler) pipeline() []step {
-	return []step{
-		r.reconcileNovaRef,
-		r.reconcileNodes,
-		r.reconcilePoolConfig,
-		r.reconcileDaemonSet,
-		r.reconcileAggregates,
-		r.reconcileServices,
-		r.reconcileTraits,
+// steps are the pass's steps in order, each with the condition it owns:
+// each needs what the earlier ones produced.
+func (r *Reconciler) steps() []flow.Step[*pass] {
+	return []flow.Step[*pass]{
+		{Condition: novav1alpha1.NovaReadyCondition, Run: r.reconcileNovaRef},
+		{Condition: novav1alpha1.NodesReadyCondition, Run: r.reconcileNodes},
+		{Condition: novav1alpha1.ConfigReadyCondition, Run: r.reconcilePoolConfig},
+		{Condition: novav1alpha1.DaemonSetReadyCondition, Run: r.reconcileDaemonSet},
+		{Condition: novav1alpha1.AggregatesReadyCondition, Run: r.reconcileAggregates},
+		{Condition: novav1alpha1.ServicesReadyCondition, Run: r.reconcileServices},
+		{Condition: novav1alpha1.TraitsReadyCondition, Run: r.reconcileTraits},
 	}
 }
 
-// runSteps runs steps until one halts or fails, merging their outcomes.
-func (r *Reconciler) runSteps(ctx context.Context, p *pass, steps []step) (flow.Outcome, error) {
-	outcome := flow.Continue
-	for _, s := range steps {
-		out, err := s(ctx, p)
-		outcome = flow.Merge(outcome, out)
-		if err != nil || out.Halt {
-			return outcome, err
-		}
-	}
-	return outcome, nil
-}
-
-// patchStatus stamps the generation, derives Ready, updates the node gauge
-// and writes the status once per pass.
-func (r *Reconciler) patchStatus(ctx context.Context, before, pool *novav1alpha1.NovaCompute) error {
-	pool.Status.ObservedGeneration = pool.Generation
-	setReady(pool)
+// patchStatus ends every pass: the shared rollup derives Ready and writes
+// what changed, and the node gauge follows the status.
+func (r *Reconciler) patchStatus(ctx context.Context, before, pool *novav1alpha1.NovaCompute, passErr error) error {
+	err := conditions.PatchStatus(ctx, r.Client, r.Recorder, before, pool, &before.Status.CommonStatus, &pool.Status.CommonStatus, passErr, r.summary())
 	observeNodePhases(pool)
-	err := r.Client.Status().Patch(ctx, pool, client.MergeFrom(before))
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
 	return err
+}
+
+// summary is how a pool's Ready is derived. ExtraConfigHealthy is
+// reported but never holds a pool back, so it is no step's condition.
+// The pool records its events where they happen, about the node or
+// aggregate concerned.
+func (r *Reconciler) summary() conditions.Summary {
+	return conditions.Summary{Steps: flow.StepConditions(r.steps()), ReadyMessage: "every node of the pool is a Nova host"}
+}
+
+// local is the management cluster as a pool's children see it: reads go
+// to the apiserver, so node and ownership decisions never act on a stale
+// cache.
+func (r *Reconciler) local() *targetcluster.Children {
+	c := targetcluster.LocalChildren(r.Client)
+	c.Reader = r.APIReader
+	return c
 }
 
 // now returns the reconciler's clock.

@@ -1,6 +1,7 @@
 package novacompute
 
 import (
+	"maps"
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -131,13 +132,13 @@ func BuildDaemonSet(pool *novav1alpha1.NovaCompute, in DaemonSetInput) *appsv1.D
 	}
 
 	return &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: DaemonSetName(pool.Name), Namespace: pool.Namespace, Labels: copyLabels(labels)},
+		ObjectMeta: metav1.ObjectMeta{Name: DaemonSetName(pool.Name), Namespace: pool.Namespace, Labels: maps.Clone(labels)},
 		Spec: appsv1.DaemonSetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: copyLabels(labels)},
+			Selector:       &metav1.LabelSelector{MatchLabels: maps.Clone(labels)},
 			UpdateStrategy: strategy,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
-					Labels:      copyLabels(labels),
+					Labels:      maps.Clone(labels),
 					Annotations: map[string]string{novav1alpha1.ComputeConfigHashAnnotation: in.ContractHash},
 				},
 				Spec: corev1.PodSpec{
@@ -271,14 +272,6 @@ func fieldEnv(name, path string) corev1.EnvVar {
 func secretEnv(name, secret, key string) corev1.EnvVar {
 	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key}}}
-}
-
-func copyLabels(in map[string]string) map[string]string {
-	out := make(map[string]string, len(in))
-	for k, v := range in {
-		out[k] = v
-	}
-	return out
 }
 
 // waitForChassisScript polls the node's OVSDB every 2 s until

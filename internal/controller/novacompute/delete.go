@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,17 +25,14 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, p *pass) (ctrl.Result,
 	pool := p.pool
 	if controllerutil.ContainsFinalizer(pool, novav1alpha1.ComputeDrainFinalizer) {
 		if holdsNodes(pool.Status.Nodes) {
-			return flow.Result(r.runSteps(ctx, p, r.pipeline()))
+			return flow.Result(flow.Run(ctx, conditionsOf(pool), p, r.steps()))
 		}
-		out, err := r.runSteps(ctx, p, []step{r.reconcileNovaRef, r.reconcileNodes, r.reconcileAggregates})
-		if err != nil {
+		out, err := flow.Run(ctx, conditionsOf(pool), p, r.reapSteps())
+		if err != nil && !novaGoneOrUnreachable(err) {
 			return flow.Result(out, err)
 		}
-		if out.Halt && !novaGoneOrUnreachable(pool) {
-			return flow.Result(out, nil)
-		}
 		if holdsNodes(pool.Status.Nodes) {
-			return flow.Result(flow.Wait(shortRequeue), nil)
+			return flow.Result(flow.Requeue(shortRequeue), nil)
 		}
 	}
 	if pool.TargetClusterName() != "" && controllerutil.ContainsFinalizer(pool, targetcluster.RemoteChildrenFinalizer) {
@@ -49,7 +45,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, p *pass) (ctrl.Result,
 			return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
 		}
 		if remote, err := r.Registry.Resolve(pool.TargetClusterName()); err == nil {
-			if _, err := ReapComputeConfigMirrors(ctx, r.Client, readThrough{Client: remote.Client, reader: remote.Reader}, r.Recorder, pool); err != nil {
+			if _, err := ReapComputeConfigMirrors(ctx, r.Client, targetcluster.ChildrenOn(remote), r.Recorder, pool); err != nil {
 				return ctrl.Result{}, fmt.Errorf("reaping the delivered contract: %w", err)
 			}
 		}
@@ -58,6 +54,20 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, p *pass) (ctrl.Result,
 	controllerutil.RemoveFinalizer(pool, novav1alpha1.ComputeDrainFinalizer)
 	controllerutil.RemoveFinalizer(pool, targetcluster.RemoteChildrenFinalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, pool, patch))
+}
+
+// reapSteps are the steps of a deleting pool that holds no node any more:
+// resolve the Nova, confirm no node came back, and reap the zones only
+// this pool needed.
+func (r *Reconciler) reapSteps() []flow.Step[*pass] {
+	var out []flow.Step[*pass]
+	for _, s := range r.steps() {
+		switch s.Condition {
+		case novav1alpha1.NovaReadyCondition, novav1alpha1.NodesReadyCondition, novav1alpha1.AggregatesReadyCondition:
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // holdsNodes tells whether any entry is held, that is not a Conflict.
@@ -70,27 +80,10 @@ func holdsNodes(nodes []novav1alpha1.NovaComputeNode) bool {
 	return false
 }
 
-// novaGoneOrUnreachable tells whether the last NovaRef halted because the
-// Nova is gone or a cluster does not resolve: then there is nothing left
-// to reap in Nova, and the teardown decides about the cluster.
-func novaGoneOrUnreachable(pool *novav1alpha1.NovaCompute) bool {
-	c := apimeta.FindStatusCondition(pool.Status.Conditions, novav1alpha1.NovaReadyCondition)
-	return c != nil && (c.Reason == novav1alpha1.NovaNotFoundReason || c.Reason == anvilmeta.TargetClusterUnavailableReason)
-}
-
-// readThrough is a compute cluster's client whose reads bypass the cache,
-// so the reaper never decides on a stale label.
-type readThrough struct {
-	client.Client
-	reader client.Reader
-}
-
-// Get reads from the apiserver.
-func (c readThrough) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	return c.reader.Get(ctx, key, obj, opts...)
-}
-
-// List reads from the apiserver.
-func (c readThrough) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	return c.reader.List(ctx, list, opts...)
+// novaGoneOrUnreachable tells whether a pass stopped because the Nova is
+// gone or a cluster does not resolve: then there is nothing left to reap
+// in Nova, and the teardown decides about the cluster.
+func novaGoneOrUnreachable(err error) bool {
+	reason := flow.ReasonOf(err)
+	return reason == novav1alpha1.NovaNotFoundReason || reason == anvilmeta.TargetClusterUnavailableReason
 }

@@ -3,6 +3,7 @@ package novacompute
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -39,19 +40,16 @@ func DiscoverJobName(nova string) string {
 // cell: nova-manage cell_v2 discover_hosts with the Nova's image and its
 // database configuration. Every pool of the Nova shares it. It is pure.
 func BuildDiscoverJob(nova *novav1alpha1.Nova, manageConfig string) *batchv1.Job {
-	image := nova.Spec.Image.Repository + ":" + nova.Spec.Image.Tag
-	if nova.Spec.Image.Digest != "" {
-		image = nova.Spec.Image.Repository + "@" + nova.Spec.Image.Digest
-	}
+	image := nova.Spec.Image.Reference()
 	labels := map[string]string{nameLabel: "nova", instanceLabel: nova.Name, componentLabel: "discover-hosts"}
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: DiscoverJobName(nova.Name), Namespace: nova.Namespace, Labels: copyLabels(labels)},
+		ObjectMeta: metav1.ObjectMeta{Name: DiscoverJobName(nova.Name), Namespace: nova.Namespace, Labels: maps.Clone(labels)},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            ptr.To[int32](0),
 			ActiveDeadlineSeconds:   ptr.To[int64](discoveryDeadlineSeconds),
 			TTLSecondsAfterFinished: ptr.To[int32](discoveryTTLSeconds),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: copyLabels(labels)},
+				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
 				Spec: corev1.PodSpec{
 					RestartPolicy:   corev1.RestartPolicyNever,
 					SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr.To[int64](openstackUID)},

@@ -31,7 +31,7 @@ func TestStillServes(t *testing.T) {
 	}{
 		{name: "alone", others: []novav1alpha1.NovaCompute{me}},
 		{name: "a live pool on the same cluster", others: []novav1alpha1.NovaCompute{me, pool("b", "cp-nova", "compute-a", false)}, want: true},
-		{name: "a draining pool on the same cluster", others: []novav1alpha1.NovaCompute{me, pool("b", "cp-nova", "compute-a", true, DrainFinalizer)}, want: true},
+		{name: "a draining pool on the same cluster", others: []novav1alpha1.NovaCompute{me, pool("b", "cp-nova", "compute-a", true, novav1alpha1.ComputeDrainFinalizer)}, want: true},
 		{name: "a deleting pool past its drain", others: []novav1alpha1.NovaCompute{me, pool("b", "cp-nova", "compute-a", true)}},
 		{name: "a pool on another cluster", others: []novav1alpha1.NovaCompute{me, pool("b", "cp-nova", "compute-b", false)}},
 		{name: "a pool of another Nova", others: []novav1alpha1.NovaCompute{me, pool("b", "other-nova", "compute-a", false)}},

@@ -57,9 +57,8 @@ func (r *Reconciler) reconcileAggregates(ctx context.Context, p *pass) (flow.Out
 		}
 		created, err := cloud.CreateAggregate(ctx, name, az)
 		if openstack.IsConflict(err) {
-			setCondition(pool, novav1alpha1.AggregatesReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForAggregateReason,
-				fmt.Sprintf("aggregate %s was created by someone else at the same time", name))
-			return flow.Wait(shortRequeue), nil
+			return flow.Continue, flow.Wait(novav1alpha1.AggregatesReadyCondition, novav1alpha1.WaitingForAggregateReason, shortRequeue,
+				"aggregate %s was created by someone else at the same time", name)
 		}
 		if err != nil {
 			return p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "creating aggregate "+name, err)
@@ -129,11 +128,11 @@ func (r *Reconciler) reconcileAggregates(ctx context.Context, p *pass) (flow.Out
 	return flow.Continue, nil
 }
 
-// computeAPIError reports a failed OpenStack call on a condition and asks
-// for a retry in 30 s. The error is logged without its body, and the
-// message carries no credential: openstack errors hold only the operation,
-// status and request id.
+// computeAPIError stops the pass at a failed OpenStack call, reported on
+// condition and retried in 30 s rather than with backoff: the cloud, not
+// the operator, has to recover. The message carries no credential:
+// openstack errors hold only the operation, status and request id.
 func (p *pass) computeAPIError(condition, what string, err error) (flow.Outcome, error) {
-	setCondition(p.pool, condition, metav1.ConditionFalse, novav1alpha1.ComputeAPIErrorReason, what+": "+err.Error())
-	return flow.WaitAndHalt(apiErrorRequeue), nil
+	return flow.Continue, &flow.StepError{Condition: condition, Reason: novav1alpha1.ComputeAPIErrorReason,
+		Err: fmt.Errorf("%s: %w", what, err), RequeueAfter: apiErrorRequeue}
 }

@@ -21,35 +21,26 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 	})
 	if desired == nil {
 		ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: DaemonSetName(pool.Name), Namespace: pool.Namespace}}
-		if err := r.deleteChild(ctx, p.cluster, pool, ds); err != nil {
-			setCondition(pool, novav1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, novav1alpha1.DaemonSetErrorReason, "deleting the DaemonSet failed")
-			return flow.Halt, fmt.Errorf("deleting DaemonSet %s: %w", ds.Name, err)
+		if _, err := p.cluster.Delete(ctx, r.Scheme, pool, ds); err != nil {
+			return flow.Continue, flow.Fail(novav1alpha1.DaemonSetReadyCondition, novav1alpha1.DaemonSetErrorReason,
+				fmt.Errorf("deleting DaemonSet %s: %w", ds.Name, err))
 		}
 		pool.Status.DesiredNumberScheduled, pool.Status.NumberReady = 0, 0
 		setCondition(pool, novav1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, novav1alpha1.DaemonSetReadyReason, "no node needs a nova-compute pod")
 		return flow.Continue, nil
 	}
-	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: desired.Name, Namespace: desired.Namespace}}
-	if err := r.applyChild(ctx, p.cluster, pool, ds, func() error {
-		ds.Labels = mergeLabels(ds.Labels, desired.Labels)
-		if ds.CreationTimestamp.IsZero() {
-			ds.Spec.Selector = desired.Spec.Selector
-		}
-		ds.Spec.Template = desired.Spec.Template
-		ds.Spec.UpdateStrategy = desired.Spec.UpdateStrategy
-		return nil
-	}); err != nil {
-		setCondition(pool, novav1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, novav1alpha1.DaemonSetErrorReason,
-			fmt.Sprintf("writing DaemonSet %s failed", desired.Name))
-		return flow.Halt, fmt.Errorf("writing DaemonSet %s: %w", desired.Name, err)
+	ds := desired
+	if err := p.cluster.Apply(ctx, r.Scheme, pool, ds); err != nil {
+		return flow.Continue, flow.Fail(novav1alpha1.DaemonSetReadyCondition, novav1alpha1.DaemonSetErrorReason,
+			fmt.Errorf("writing DaemonSet %s: %w", desired.Name, err))
 	}
 	st := ds.Status
 	pool.Status.DesiredNumberScheduled, pool.Status.NumberReady = st.DesiredNumberScheduled, st.NumberReady
 	if !DaemonSetRolledOut(ds) {
 		setCondition(pool, novav1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, novav1alpha1.DaemonSetProgressingReason,
 			fmt.Sprintf("Waiting for the nova-compute DaemonSet: %d of %d nodes run a ready pod", st.NumberReady, st.DesiredNumberScheduled))
-		// Not a wait that halts: the Services step must still drain.
-		return flow.Wait(shortRequeue), nil
+		// Not a wait that stops the pass: the Services step must still drain.
+		return flow.Requeue(shortRequeue), nil
 	}
 	pool.Status.InstalledImage = p.image
 	setCondition(pool, novav1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, novav1alpha1.DaemonSetReadyReason,

@@ -30,12 +30,10 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 		err := p.reader().List(ctx, list, client.MatchingLabels(pool.Spec.NodeSelector))
 		switch {
 		case apierrors.IsForbidden(err):
-			setCondition(pool, novav1alpha1.NodesReadyCondition, metav1.ConditionFalse, novav1alpha1.NodesForbiddenReason,
+			return flow.Continue, flow.Wait(novav1alpha1.NodesReadyCondition, novav1alpha1.NodesForbiddenReason, inputRequeue,
 				"the pool may not list the nodes of its cluster; grant list on nodes to its registration")
-			return flow.WaitAndHalt(inputRequeue), nil
 		case err != nil:
-			setCondition(pool, novav1alpha1.NodesReadyCondition, metav1.ConditionFalse, novav1alpha1.NodeListErrorReason, "listing the nodes failed")
-			return flow.Halt, fmt.Errorf("listing nodes: %w", err)
+			return flow.Continue, flow.Fail(novav1alpha1.NodesReadyCondition, novav1alpha1.NodeListErrorReason, fmt.Errorf("listing the nodes: %w", err))
 		}
 		for i := range list.Items {
 			n := &list.Items[i]
@@ -56,8 +54,7 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 			continue
 		}
 		if err != nil {
-			setCondition(pool, novav1alpha1.NodesReadyCondition, metav1.ConditionFalse, novav1alpha1.NodeListErrorReason, "reading a held node failed")
-			return flow.Halt, fmt.Errorf("reading node %s: %w", e.Name, err)
+			return flow.Continue, flow.Fail(novav1alpha1.NodesReadyCondition, novav1alpha1.NodeListErrorReason, fmt.Errorf("reading held node %s: %w", e.Name, err))
 		}
 		p.nodes[n.Name] = n
 		known[n.Name] = n.Labels
@@ -65,9 +62,8 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 
 	pools := &novav1alpha1.NovaComputeList{}
 	if err := r.Client.List(ctx, pools, client.InNamespace(pool.Namespace), client.MatchingFields{NovaRefIndex: pool.Spec.NovaRef.Name}); err != nil {
-		setCondition(pool, novav1alpha1.AggregatesReadyCondition, metav1.ConditionFalse, novav1alpha1.NovaComputeListErrorReason,
-			"listing the other pools of the Nova failed")
-		return flow.Halt, fmt.Errorf("listing the pools of Nova %s: %w", pool.Spec.NovaRef.Name, err)
+		return flow.Continue, flow.Fail(novav1alpha1.NodesReadyCondition, novav1alpha1.NovaComputeListErrorReason,
+			fmt.Errorf("listing the other pools of Nova %s: %w", pool.Spec.NovaRef.Name, err))
 	}
 	p.novaPools = pools.Items
 	var rivals []Rival

@@ -1,6 +1,7 @@
 package novacompute
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -13,7 +14,6 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/openstack"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // reconcileNovaRef reads the Nova and what the pool takes from it: the
@@ -28,8 +28,8 @@ func (r *Reconciler) reconcileNovaRef(ctx context.Context, p *pass) (flow.Outcom
 	case apierrors.IsNotFound(err):
 		return p.novaWait(novav1alpha1.NovaNotFoundReason, "Nova %s/%s does not exist", pool.Namespace, pool.Spec.NovaRef.Name)
 	case err != nil:
-		setCondition(pool, novav1alpha1.NovaReadyCondition, metav1.ConditionFalse, novav1alpha1.NovaErrorReason, "reading the Nova failed")
-		return flow.Halt, fmt.Errorf("reading Nova %s: %w", pool.Spec.NovaRef.Name, err)
+		return flow.Continue, flow.Fail(novav1alpha1.NovaReadyCondition, novav1alpha1.NovaErrorReason,
+			fmt.Errorf("reading Nova %s: %w", pool.Spec.NovaRef.Name, err))
 	}
 	p.nova = nova
 	if pool.Spec.Image == nil && nova.Status.InstalledRelease == "" {
@@ -38,17 +38,14 @@ func (r *Reconciler) reconcileNovaRef(ctx context.Context, p *pass) (flow.Outcom
 	if nova.Status.ComputeConfigSecretRef == nil {
 		return p.novaWait(novav1alpha1.ComputeConfigNotPublishedReason, "Nova %s has not published its compute contract yet", nova.Name)
 	}
-	if p.cluster, err = r.children(pool.TargetClusterName()); err != nil {
+	if p.cluster, err = r.Registry.ChildrenFor(pool.TargetClusterName(), r.local()); err != nil {
 		return p.novaWait(anvilmeta.TargetClusterUnavailableReason, "%s", err.Error())
 	}
-	if p.novaCluster, err = r.children(nova.TargetClusterName()); err != nil {
+	if p.novaCluster, err = r.Registry.ChildrenFor(nova.TargetClusterName(), r.local()); err != nil {
 		return p.novaWait(anvilmeta.TargetClusterUnavailableReason, "the Nova's cluster: %s", err.Error())
 	}
 	ref := nova.Spec.ServiceUser.SecretRef
-	key := ref.Key
-	if key == "" {
-		key = "password"
-	}
+	key := cmp.Or(ref.Key, "password")
 	secret := &corev1.Secret{}
 	err = p.novaCluster.Reader.Get(ctx, client.ObjectKey{Namespace: nova.Namespace, Name: ref.Name}, secret)
 	switch {
@@ -56,14 +53,14 @@ func (r *Reconciler) reconcileNovaRef(ctx context.Context, p *pass) (flow.Outcom
 		return p.novaWait(novav1alpha1.WaitingForServiceUserSecretReason,
 			"Nova %s: spec.serviceUser.secretRef names Secret %s key %s, which does not exist or is empty", nova.Name, ref.Name, key)
 	case err != nil:
-		setCondition(pool, novav1alpha1.NovaReadyCondition, metav1.ConditionFalse, novav1alpha1.NovaErrorReason, "reading the service user's Secret failed")
-		return flow.Halt, fmt.Errorf("reading Secret %s: %w", ref.Name, err)
+		return flow.Continue, flow.Fail(novav1alpha1.NovaReadyCondition, novav1alpha1.NovaErrorReason,
+			fmt.Errorf("reading the service user's Secret %s: %w", ref.Name, err))
 	}
 	su := nova.Spec.ServiceUser
 	p.creds = openstack.Credentials{
-		AuthURL: nova.Spec.KeystoneEndpoint, Username: orDefault(su.Username, "nova"), Password: string(secret.Data[key]),
-		ProjectName: orDefault(su.ProjectName, "service"), UserDomainName: orDefault(su.UserDomainName, "Default"),
-		ProjectDomainName: orDefault(su.ProjectDomainName, "Default"), Region: nova.Spec.Region, Interface: "internal",
+		AuthURL: nova.Spec.KeystoneEndpoint, Username: cmp.Or(su.Username, "nova"), Password: string(secret.Data[key]),
+		ProjectName: cmp.Or(su.ProjectName, "service"), UserDomainName: cmp.Or(su.UserDomainName, "Default"),
+		ProjectDomainName: cmp.Or(su.ProjectDomainName, "Default"), Region: nova.Spec.Region, Interface: "internal",
 	}
 	p.image, p.pullPolicy = resolveImage(pool, nova)
 	setCondition(pool, novav1alpha1.NovaReadyCondition, metav1.ConditionTrue, novav1alpha1.NovaResolvedReason,
@@ -71,25 +68,9 @@ func (r *Reconciler) reconcileNovaRef(ctx context.Context, p *pass) (flow.Outcom
 	return flow.Continue, nil
 }
 
-// novaWait reports a NovaReady wait and halts the pass.
+// novaWait stops the pass at a NovaReady wait.
 func (p *pass) novaWait(reason, format string, args ...any) (flow.Outcome, error) {
-	setCondition(p.pool, novav1alpha1.NovaReadyCondition, metav1.ConditionFalse, reason, fmt.Sprintf(format, args...))
-	return flow.WaitAndHalt(inputRequeue), nil
-}
-
-// children returns where a cluster's children live: the management cluster
-// for "", or a resolved compute cluster.
-func (r *Reconciler) children(cluster string) (*targetcluster.Children, error) {
-	if cluster == "" {
-		c := targetcluster.LocalChildren(r.Client)
-		c.Reader = r.APIReader
-		return c, nil
-	}
-	remote, err := r.Registry.Resolve(cluster)
-	if err != nil {
-		return nil, err
-	}
-	return targetcluster.ChildrenOn(remote), nil
+	return flow.Continue, flow.Wait(novav1alpha1.NovaReadyCondition, reason, inputRequeue, format, args...)
 }
 
 // resolveImage returns the pool's image: spec.image, else the default
@@ -101,16 +82,5 @@ func resolveImage(pool *novav1alpha1.NovaCompute, nova *novav1alpha1.Nova) (stri
 	if img == nil {
 		return novav1alpha1.DefaultComputeImageRepository + ":" + nova.Status.InstalledRelease, ""
 	}
-	ref := img.Repository + ":" + img.Tag
-	if img.Digest != "" {
-		ref = img.Repository + "@" + img.Digest
-	}
-	return ref, corev1.PullPolicy(img.PullPolicy)
-}
-
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
+	return img.Reference(), corev1.PullPolicy(img.PullPolicy)
 }

@@ -2,6 +2,7 @@ package novacompute
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
@@ -31,48 +33,45 @@ func (r *Reconciler) reconcilePoolConfig(ctx context.Context, p *pass) (flow.Out
 	err := p.cluster.Reader.Get(ctx, client.ObjectKey{Namespace: pool.Namespace, Name: name}, contract)
 	switch {
 	case apierrors.IsNotFound(err):
-		setCondition(pool, novav1alpha1.ConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForComputeConfigReason,
-			fmt.Sprintf("the compute contract %s/%s is not on the pool's cluster yet", pool.Namespace, name))
-		return flow.WaitAndHalt(inputRequeue), nil
+		return flow.Continue, flow.Wait(novav1alpha1.ConfigReadyCondition, novav1alpha1.WaitingForComputeConfigReason, inputRequeue,
+			"the compute contract %s/%s is not on the pool's cluster yet", pool.Namespace, name)
 	case err != nil:
-		setCondition(pool, novav1alpha1.ConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.ConfigErrorReason, "reading the compute contract failed")
-		return flow.Halt, fmt.Errorf("reading Secret %s: %w", name, err)
+		return flow.Continue, flow.Fail(novav1alpha1.ConfigReadyCondition, novav1alpha1.ConfigErrorReason,
+			fmt.Errorf("reading the compute contract %s: %w", name, err))
 	}
 	if missing := MissingContractKeys(contract.Data); len(missing) > 0 {
-		setCondition(pool, novav1alpha1.ConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.ComputeConfigIncompleteReason,
-			fmt.Sprintf("the compute contract %s lacks %s", name, strings.Join(missing, ", ")))
-		return flow.WaitAndHalt(inputRequeue), nil
+		return flow.Continue, flow.Wait(novav1alpha1.ConfigReadyCondition, novav1alpha1.ComputeConfigIncompleteReason, inputRequeue,
+			"the compute contract %s lacks %s", name, strings.Join(missing, ", "))
 	}
 	p.contractSecret, p.contractHash = name, ContractHash(contract.Data)
 
 	r.reportExtraConfig(pool)
 	rendered, err := BuildPoolConfig(pool)
 	if err != nil {
-		msg := "rendering the pool's configuration failed"
+		// Only the unsafe-value errors are known to name no more than a
+		// section and a key; any other is not repeated on the condition.
+		reported := errors.New("rendering the pool's configuration failed")
 		if novaconfig.IsUnsafeValue(err) {
-			msg = "extraConfig: " + err.Error()
+			reported = fmt.Errorf("extraConfig: %w", err)
 		}
-		setCondition(pool, novav1alpha1.ConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.ConfigErrorReason, msg)
-		return flow.Halt, flow.Invalid(err)
+		return flow.Continue, flow.Invalid(novav1alpha1.ConfigReadyCondition, novav1alpha1.ConfigErrorReason, reported)
 	}
 	p.poolConfigMap = PoolConfigName(pool.Name, rendered)
 	labels := PodLabels(pool.Name)
 	labels[componentLabel] = poolConfigComponent
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: p.poolConfigMap, Namespace: pool.Namespace}}
-	if err := r.applyChild(ctx, p.cluster, pool, cm, func() error {
-		cm.Labels = mergeLabels(cm.Labels, labels)
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: p.poolConfigMap, Namespace: pool.Namespace, Labels: labels},
 		// The name carries the content's hash, so the object never changes
 		// and may be immutable.
-		cm.Immutable = ptrTrue()
-		cm.Data = map[string]string{novav1alpha1.PoolConfigKey: string(rendered)}
-		return nil
-	}); err != nil {
-		setCondition(pool, novav1alpha1.ConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.ConfigErrorReason,
-			fmt.Sprintf("writing ConfigMap %s failed", p.poolConfigMap))
-		return flow.Halt, fmt.Errorf("writing ConfigMap %s: %w", p.poolConfigMap, err)
+		Immutable: ptr.To(true),
+		Data:      map[string]string{novav1alpha1.PoolConfigKey: string(rendered)},
+	}
+	if err := p.cluster.Apply(ctx, r.Scheme, pool, cm); err != nil {
+		return flow.Continue, flow.Fail(novav1alpha1.ConfigReadyCondition, novav1alpha1.ConfigErrorReason,
+			fmt.Errorf("writing ConfigMap %s: %w", p.poolConfigMap, err))
 	}
 	if err := r.prunePoolConfigs(ctx, p, labels); err != nil {
-		return flow.Halt, err
+		return flow.Continue, flow.Fail(novav1alpha1.ConfigReadyCondition, novav1alpha1.ConfigErrorReason, err)
 	}
 	setCondition(pool, novav1alpha1.ConfigReadyCondition, metav1.ConditionTrue, novav1alpha1.ConfigRenderedReason,
 		"ConfigMap "+p.poolConfigMap)
@@ -100,7 +99,7 @@ func (r *Reconciler) prunePoolConfigs(ctx context.Context, p *pass, labels map[s
 		return older[i].Name > older[j].Name
 	})
 	for i := keptPoolConfigs; i < len(older); i++ {
-		if err := p.cluster.Client.Delete(ctx, &older[i]); client.IgnoreNotFound(err) != nil {
+		if _, err := p.cluster.Delete(ctx, r.Scheme, p.pool, &older[i]); err != nil {
 			return fmt.Errorf("deleting ConfigMap %s: %w", older[i].Name, err)
 		}
 	}
@@ -122,15 +121,3 @@ func (r *Reconciler) reportExtraConfig(pool *novav1alpha1.NovaCompute) {
 	}
 	setCondition(pool, novav1alpha1.ExtraConfigHealthyCondition, metav1.ConditionFalse, novav1alpha1.OwnedKeysOverriddenReason, msg)
 }
-
-func mergeLabels(live, want map[string]string) map[string]string {
-	if live == nil {
-		live = map[string]string{}
-	}
-	for k, v := range want {
-		live[k] = v
-	}
-	return live
-}
-
-func ptrTrue() *bool { t := true; return &t }

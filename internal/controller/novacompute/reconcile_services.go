@@ -75,13 +75,13 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 	}
 
 	now := r.now()
-	outcome := flow.Wait(settledRequeue)
+	outcome := flow.Requeue(settledRequeue)
 	var noService, unmapped, down, draining, failed []string
 	// A call that fails for one node is reported and retried, and never
 	// keeps the other nodes from their next transition.
 	nodeFailed := func(what string, err error) {
 		failed = append(failed, what+": "+err.Error())
-		outcome = flow.Merge(outcome, flow.Wait(apiErrorRequeue))
+		outcome = flow.Merge(outcome, flow.Requeue(apiErrorRequeue))
 	}
 	entries := append([]novav1alpha1.NovaComputeNode(nil), pool.Status.Nodes...)
 	for _, e := range entries {
@@ -102,7 +102,7 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 				cur.Phase = novav1alpha1.NodePending
 				cur.ServiceRegisteredAt = nil
 				noService = append(noService, e.Name)
-				outcome = flow.Merge(outcome, flow.Wait(nodeWaitRequeue))
+				outcome = flow.Merge(outcome, flow.Requeue(nodeWaitRequeue))
 				continue
 			}
 			if e.Phase == novav1alpha1.NodePending {
@@ -112,7 +112,7 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 				}
 				if !ok {
 					unmapped = append(unmapped, e.Name)
-					outcome = flow.Merge(outcome, flow.Wait(shortRequeue))
+					outcome = flow.Merge(outcome, flow.Requeue(shortRequeue))
 					continue
 				}
 				cur.Phase = novav1alpha1.NodeActive
@@ -145,11 +145,11 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 			cur.Instances = &count
 			if n > 0 {
 				draining = append(draining, fmt.Sprintf("%s (%d instance(s))", e.Name, n))
-				outcome = flow.Merge(outcome, flow.Wait(nodeWaitRequeue))
+				outcome = flow.Merge(outcome, flow.Requeue(nodeWaitRequeue))
 				continue
 			}
 			cur.Phase, cur.Instances = novav1alpha1.NodeReleasing, nil
-			outcome = flow.Merge(outcome, flow.Wait(shortRequeue))
+			outcome = flow.Merge(outcome, flow.Requeue(shortRequeue))
 		case novav1alpha1.NodeReleasing:
 			if !registered || p.decision.Handover[e.Name] {
 				p.dropEntry(e.Name)
@@ -157,18 +157,17 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 			}
 			running, err := podOn(e.Name)
 			if err != nil {
-				setCondition(pool, novav1alpha1.ServicesReadyCondition, metav1.ConditionFalse, novav1alpha1.PodListErrorReason, "listing the pool's pods failed")
-				return flow.Halt, fmt.Errorf("listing pods: %w", err)
+				return flow.Continue, flow.Fail(novav1alpha1.ServicesReadyCondition, novav1alpha1.PodListErrorReason, fmt.Errorf("listing the pool's pods: %w", err))
 			}
 			if running {
-				outcome = flow.Merge(outcome, flow.Wait(shortRequeue))
+				outcome = flow.Merge(outcome, flow.Requeue(shortRequeue))
 				continue
 			}
 			if err := cloud.DeleteService(ctx, svc.ID); err != nil {
 				if openstack.IsConflict(err) {
 					// Servers came back since they were counted.
 					cur.Phase = novav1alpha1.NodeDraining
-					outcome = flow.Merge(outcome, flow.Wait(shortRequeue))
+					outcome = flow.Merge(outcome, flow.Requeue(shortRequeue))
 					continue
 				}
 				nodeFailed("deleting the service of "+e.Name, err)
@@ -177,7 +176,7 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 			r.event(pool, nodeRef(e.Name), false, novav1alpha1.ComputeServiceDeletedEvent, "Release",
 				"Deleted the nova-compute service of %s: no server is left on it and its pod is gone", e.Name)
 			p.dropEntry(e.Name)
-			outcome = flow.Merge(outcome, flow.Wait(shortRequeue))
+			outcome = flow.Merge(outcome, flow.Requeue(shortRequeue))
 		}
 	}
 
@@ -192,7 +191,7 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 		state, err := r.runDiscovery(ctx, p)
 		if err != nil {
 			setCondition(pool, novav1alpha1.ServicesReadyCondition, metav1.ConditionFalse, novav1alpha1.HostDiscoveryErrorReason, err.Error())
-			return flow.Wait(shortRequeue), nil
+			return flow.Requeue(shortRequeue), nil
 		}
 		if len(failed) > 0 {
 			return outcome, nil
@@ -230,22 +229,19 @@ func (r *Reconciler) runDiscovery(ctx context.Context, p *pass) (string, error) 
 	if nova.Status.ManageConfigSecretRef == nil {
 		return "", fmt.Errorf("host discovery needs the Nova's apiDatabase and database; Nova %s declares none, so hosts are mapped only by the scheduler's periodic discovery", nova.Name)
 	}
-	desired := BuildDiscoverJob(nova, nova.Status.ManageConfigSecretRef.Name)
+	job := BuildDiscoverJob(nova, nova.Status.ManageConfigSecretRef.Name)
 	live := &batchv1.Job{}
-	err := p.novaCluster.Reader.Get(ctx, client.ObjectKeyFromObject(desired), live)
+	err := p.novaCluster.Reader.Get(ctx, client.ObjectKeyFromObject(job), live)
 	switch {
 	case apierrors.IsNotFound(err):
-		job := desired.DeepCopy()
-		if err := p.novaCluster.Claim(nova, job, nil, r.Scheme); err != nil {
-			return "", err
-		}
-		if err := p.novaCluster.Client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
-			return "", fmt.Errorf("creating Job %s failed: %s", job.Name, apierrors.ReasonForError(err))
+		// A Job runs once; it is created, never updated.
+		if err := p.novaCluster.Apply(ctx, r.Scheme, nova, job, targetcluster.CreateOnly); err != nil {
+			return "", fmt.Errorf("creating Job %s: %w", job.Name, err)
 		}
 		r.event(p.pool, nil, false, novav1alpha1.HostDiscoveryStartedEvent, "Discover", "Started Job %s/%s to map new hosts into their cell", job.Namespace, job.Name)
 		return "Job " + job.Name + " started", nil
 	case err != nil:
-		return "", fmt.Errorf("reading Job %s failed", desired.Name)
+		return "", fmt.Errorf("reading Job %s: %w", job.Name, err)
 	case !targetcluster.Controls(nova, live, r.Scheme):
 		return "", fmt.Errorf("a Job %s/%s exists that is not the Nova's; rename or delete it", live.Namespace, live.Name)
 	}
@@ -263,8 +259,8 @@ func (r *Reconciler) runDiscovery(ctx context.Context, p *pass) (string, error) 
 	if failed {
 		r.event(p.pool, nil, true, novav1alpha1.HostDiscoveryFailedEvent, "Discover", "Job %s/%s failed; the next pass starts it again", live.Namespace, live.Name)
 	}
-	if err := p.novaCluster.Client.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-		return "", fmt.Errorf("deleting the finished Job %s failed", live.Name)
+	if _, err := p.novaCluster.Delete(ctx, r.Scheme, nova, live); err != nil {
+		return "", fmt.Errorf("deleting the finished Job %s: %w", live.Name, err)
 	}
 	return "Job " + live.Name + " " + result + ", starting again", nil
 }

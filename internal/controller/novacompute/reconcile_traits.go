@@ -35,11 +35,10 @@ func (r *Reconciler) reconcileTraits(ctx context.Context, p *pass) (flow.Outcome
 	}
 	for _, t := range all {
 		if err := cloud.EnsureTrait(ctx, t); err != nil {
-			setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.TraitsErrorReason,
-				"creating trait "+t+" in Placement: "+err.Error())
-			// Reported on the condition and retried on a timer; the error
-			// carries no more than the message already says.
-			return flow.Wait(apiErrorRequeue), nil //nolint:nilerr // reported above
+			// Reported on the condition and retried on a timer, as every
+			// failed OpenStack call is.
+			return flow.Continue, &flow.StepError{Condition: novav1alpha1.TraitsReadyCondition, Reason: novav1alpha1.TraitsErrorReason,
+				Err: fmt.Errorf("creating trait %s in Placement: %w", t, err), RequeueAfter: apiErrorRequeue}
 		}
 	}
 	var annotated, waiting []string
@@ -65,17 +64,15 @@ func (r *Reconciler) reconcileTraits(ctx context.Context, p *pass) (flow.Outcome
 			waiting = append(waiting, e.Name+" (no Hypervisor yet)")
 			continue
 		case err != nil:
-			setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.TraitsErrorReason,
-				fmt.Sprintf("reading Hypervisor %s failed: %s", e.Name, apierrors.ReasonForError(err)))
-			return flow.Wait(nodeWaitRequeue), nil
+			return flow.Continue, flow.Wait(novav1alpha1.TraitsReadyCondition, novav1alpha1.TraitsErrorReason, nodeWaitRequeue,
+				"reading Hypervisor %s failed: %s", e.Name, apierrors.ReasonForError(err))
 		}
 		if !slices.Equal(hv.Spec.CustomTraits, want) {
 			patch := client.MergeFrom(hv.DeepCopy())
 			hv.Spec.CustomTraits = want
 			if err := p.cluster.Client.Patch(ctx, hv, patch); err != nil {
-				setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.TraitsErrorReason,
-					fmt.Sprintf("writing the custom traits of Hypervisor %s failed: %s", e.Name, apierrors.ReasonForError(err)))
-				return flow.Wait(nodeWaitRequeue), nil
+				return flow.Continue, flow.Wait(novav1alpha1.TraitsReadyCondition, novav1alpha1.TraitsErrorReason, nodeWaitRequeue,
+					"writing the custom traits of Hypervisor %s failed: %s", e.Name, apierrors.ReasonForError(err))
 			}
 		}
 		if !containsAll(hv.Status.Traits, want) {
@@ -87,11 +84,11 @@ func (r *Reconciler) reconcileTraits(ctx context.Context, p *pass) (flow.Outcome
 	case len(annotated) > 0:
 		setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.NodesWithCustomTraitsAnnotationReason,
 			"remove the "+novav1alpha1.CustomTraitsAnnotation+" annotation from: "+strings.Join(annotated, ", "))
-		return flow.Wait(nodeWaitRequeue), nil
+		return flow.Requeue(nodeWaitRequeue), nil
 	case len(waiting) > 0:
 		setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForHypervisorOperatorReason,
 			"the hypervisor operator has not applied the traits of: "+strings.Join(waiting, ", "))
-		return flow.Wait(nodeWaitRequeue), nil
+		return flow.Requeue(nodeWaitRequeue), nil
 	}
 	setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionTrue, novav1alpha1.TraitsAppliedReason,
 		fmt.Sprintf("every node carries its custom traits (%s)", strings.Join(all, ", ")))

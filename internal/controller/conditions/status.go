@@ -1,0 +1,62 @@
+package conditions
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	"github.com/anvil/anvil/internal/controller/flow"
+)
+
+// Summary is what a kind's status rollup needs to know about it.
+type Summary struct {
+	// Steps are the step conditions Ready rolls up, in pipeline order.
+	Steps []string
+	// ReadyMessage is Ready's message when every step is True.
+	ReadyMessage string
+	// Events derives the events of this pass's condition transitions.
+	Events func(before, after []metav1.Condition) []Event
+}
+
+// Summarize stamps observedGeneration only when the pass's outcome
+// describes generation (it succeeded, or stopped at a wait or at invalid
+// input its condition reports) and derives Ready. It is pure.
+func Summarize(status *anvilmeta.CommonStatus, generation int64, passErr error, sum Summary) {
+	if flow.Described(passErr) {
+		status.ObservedGeneration = generation
+	}
+	apimeta.SetStatusCondition(&status.Conditions, Ready(sum.Steps, status.Conditions, generation, sum.ReadyMessage))
+}
+
+// PatchStatus ends every pass the same way: Summarize, then record the
+// events of the transitions, and
+// writes the status with one merge patch, or nothing at all when the
+// status did not change. An object deleted meanwhile is not an error.
+func PatchStatus(ctx context.Context, c client.Client, rec events.EventRecorder, before, obj client.Object,
+	beforeStatus, status *anvilmeta.CommonStatus, passErr error, sum Summary) error {
+	Summarize(status, obj.GetGeneration(), passErr, sum)
+	if sum.Events != nil {
+		for _, ev := range sum.Events(beforeStatus.Conditions, status.Conditions) {
+			rec.Eventf(obj, nil, ev.Type, ev.Reason, "Reconcile", "%s", ev.Message)
+		}
+	}
+	patch := client.MergeFrom(before)
+	data, err := patch.Data(obj)
+	if err != nil {
+		return err
+	}
+	if string(data) == "{}" {
+		// A settled pass changed nothing and writes nothing.
+		return nil
+	}
+	err = c.Status().Patch(ctx, obj, patch)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

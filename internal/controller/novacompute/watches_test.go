@@ -1,0 +1,34 @@
+package novacompute
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+)
+
+func TestNodeMetadataChanged(t *testing.T) {
+	node := func(labels, annotations map[string]string, heartbeat string) *corev1.Node {
+		n := &corev1.Node{}
+		n.Labels, n.Annotations = labels, annotations
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Reason: heartbeat}}
+		return n
+	}
+	base := node(map[string]string{"pool": "a"}, map[string]string{"x": "1"}, "t1")
+	tests := []struct {
+		name    string
+		updated *corev1.Node
+		want    bool
+	}{
+		{"a status heartbeat", node(map[string]string{"pool": "a"}, map[string]string{"x": "1"}, "t2"), false},
+		{"a label removed", node(map[string]string{}, map[string]string{"x": "1"}, "t1"), true},
+		{"a label changed", node(map[string]string{"pool": "b"}, map[string]string{"x": "1"}, "t1"), true},
+		{"an annotation added", node(map[string]string{"pool": "a"}, map[string]string{"x": "1", novav1alpha1.CustomTraitsAnnotation: ""}, "t1"), true},
+	}
+	for _, tt := range tests {
+		if got := nodeMetadataChanged(base, tt.updated); got != tt.want {
+			t.Errorf("%s: changed = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,321 @@
+package targetcluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// FieldOwner is the field manager of every child Anvil applies.
+const FieldOwner = "anvil"
+
+// Apply makes obj, the desired state of one of owner's children, true on
+// the children's cluster with server-side apply under FieldOwner. It:
+//   - refuses, with a *NotOwnedError, a live object owner does not control;
+//   - claims obj for owner the way the cluster needs (Claim);
+//   - sends nothing when the live object already holds every field obj
+//     sets and FieldOwner owns no field obj no longer sets, so a settled
+//     child costs one read and no write;
+//   - otherwise applies, which also removes the fields it set before and
+//     no longer sets, and leaves fields other managers own alone.
+//
+// With CreateOnly, an existing object owner controls is left as it is: for
+// children whose content is generated once (a random secret) or immutable
+// once running (a Job).
+//
+// On return obj holds the object as the cluster has it.
+func (c *Children) Apply(ctx context.Context, scheme *runtime.Scheme, owner, obj client.Object, opts ...ApplyOption) error {
+	var o applyOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	gvk, err := apiutil.GVKForObject(obj, scheme)
+	if err != nil {
+		return err
+	}
+	live, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("%T is not a client.Object", obj)
+	}
+	err = c.Reader.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	switch {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return err
+	case !Controls(owner, live, scheme):
+		return &NotOwnedError{Kind: gvk.Kind, Namespace: live.GetNamespace(), Name: live.GetName()}
+	}
+	if live != nil && o.createOnly {
+		return copyObject(live, obj)
+	}
+	if err := c.Claim(owner, obj, live, scheme); err != nil {
+		return err
+	}
+	if o.createOnly {
+		// Create, not apply: a generated value must never replace one a
+		// stale read did not see.
+		return client.IgnoreAlreadyExists(c.Client.Create(ctx, obj))
+	}
+	desired, err := applyConfiguration(obj)
+	if err != nil {
+		return err
+	}
+	desired["apiVersion"], desired["kind"] = gvk.GroupVersion().String(), gvk.Kind
+	if live != nil {
+		liveMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+		if err != nil {
+			return err
+		}
+		if Settled(desired, liveMap, live.GetManagedFields()) {
+			return copyObject(live, obj)
+		}
+	}
+	u := &unstructured.Unstructured{Object: desired}
+	if err := c.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("applying %s %s/%s: %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
+}
+
+// ApplyOption changes how Apply writes.
+type ApplyOption func(*applyOptions)
+
+type applyOptions struct{ createOnly bool }
+
+// CreateOnly makes Apply create an absent child and leave an existing one.
+func CreateOnly(o *applyOptions) { o.createOnly = true }
+
+// copyObject overwrites dst with src, two objects of one type.
+func copyObject(src, dst client.Object) error {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(src)
+	if err != nil {
+		return err
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, dst)
+}
+
+// Delete deletes the child named like obj when owner controls it; a
+// foreign object of that name, or none, is left alone. It reports whether
+// it deleted.
+func (c *Children) Delete(ctx context.Context, scheme *runtime.Scheme, owner, obj client.Object) (bool, error) {
+	return c.DeleteIf(ctx, obj, func(live client.Object) bool { return Controls(owner, live, scheme) })
+}
+
+// DeleteIf deletes the object named like obj when owned accepts its live
+// state, read past any cache; the deletion is conditional on that object's
+// UID, so an object recreated meanwhile survives. Every deletion of a child
+// goes through here.
+func (c *Children) DeleteIf(ctx context.Context, obj client.Object, owned func(live client.Object) bool) (bool, error) {
+	if err := c.Reader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	if !owned(obj) {
+		return false, nil
+	}
+	uid := obj.GetUID()
+	err := c.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// applyConfiguration turns a typed desired object into the configuration
+// to apply: no status, no server-set metadata, and no null fields, which
+// in an apply would mean "remove".
+func applyConfiguration(obj client.Object) (map[string]any, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	delete(m, "status")
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		for _, k := range []string{"creationTimestamp", "resourceVersion", "uid", "generation", "managedFields", "selfLink"} {
+			delete(meta, k)
+		}
+	}
+	return pruneNulls(m).(map[string]any), nil
+}
+
+// pruneNulls drops null values from maps, recursively.
+func pruneNulls(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			if x == nil {
+				delete(t, k)
+				continue
+			}
+			t[k] = pruneNulls(x)
+		}
+	case []any:
+		for i := range t {
+			t[i] = pruneNulls(t[i])
+		}
+	}
+	return v
+}
+
+// Settled tells whether applying desired would change nothing: live holds
+// every value desired sets (the apiserver's defaults may add more), and
+// the fields FieldOwner's last apply owns, read from live's managedFields,
+// are all still in desired. A live object FieldOwner never applied is not
+// settled, so the first pass takes ownership. It is pure.
+func Settled(desired, live map[string]any, managed []metav1.ManagedFieldsEntry) bool {
+	if !subset(desired, live) {
+		return false
+	}
+	for _, e := range managed {
+		if e.Manager != FieldOwner || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" {
+			continue
+		}
+		if e.FieldsV1 == nil {
+			return false
+		}
+		var owned map[string]any
+		if err := json.Unmarshal(e.FieldsV1.Raw, &owned); err != nil {
+			return false
+		}
+		return covers(owned, desired)
+	}
+	return false
+}
+
+// subset tells whether every value in want is in have. Lists match element
+// by element, and an empty map or list in want matches an absent one.
+func subset(want, have any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, _ := have.(map[string]any)
+		for k, v := range w {
+			hv, ok := h[k]
+			if !ok {
+				if isEmpty(v) {
+					continue
+				}
+				return false
+			}
+			if !subset(v, hv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, _ := have.([]any)
+		if len(w) != len(h) {
+			return len(w) == 0 && have == nil
+		}
+		for i := range w {
+			if !subset(w[i], h[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(want, have)
+}
+
+func isEmpty(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	}
+	return false
+}
+
+// covers tells whether every field of a managedFields set (the fieldsV1
+// format: "f:" names a field, "k:" a list element by its keys, "v:" a set
+// element by value, "i:" an index, "." the element itself) is present in
+// the object v.
+func covers(fields map[string]any, v any) bool {
+	for key, sub := range fields {
+		if key == "." {
+			continue
+		}
+		child, ok := lookup(key, v)
+		if !ok {
+			return false
+		}
+		if m, isMap := sub.(map[string]any); isMap && len(m) > 0 && !covers(m, child) {
+			return false
+		}
+	}
+	return true
+}
+
+// lookup finds the part of v one fieldsV1 key names.
+func lookup(key string, v any) (any, bool) {
+	kind, rest, found := strings.Cut(key, ":")
+	if !found {
+		return nil, false
+	}
+	switch kind {
+	case "f":
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		x, ok := m[rest]
+		return x, ok
+	case "k":
+		var keys map[string]any
+		if json.Unmarshal([]byte(rest), &keys) != nil {
+			return nil, false
+		}
+		list, _ := v.([]any)
+		for _, el := range list {
+			if m, ok := el.(map[string]any); ok && matchesKeys(m, keys) {
+				return el, true
+			}
+		}
+	case "v":
+		list, _ := v.([]any)
+		for _, el := range list {
+			if sameJSON(el, rest) {
+				return el, true
+			}
+		}
+	case "i":
+		list, _ := v.([]any)
+		var i int
+		if _, err := fmt.Sscanf(rest, "%d", &i); err == nil && i >= 0 && i < len(list) {
+			return list[i], true
+		}
+	}
+	return nil, false
+}
+
+// matchesKeys tells whether a list element carries the key values.
+func matchesKeys(el, keys map[string]any) bool {
+	for k, want := range keys {
+		raw, err := json.Marshal(want)
+		if err != nil || !sameJSON(el[k], string(raw)) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameJSON compares a value with a JSON text by their JSON forms, so that
+// an int64 and the float64 JSON decodes to compare equal.
+func sameJSON(v any, text string) bool {
+	var decoded any
+	if json.Unmarshal([]byte(text), &decoded) != nil {
+		return false
+	}
+	a, errA := json.Marshal(v)
+	b, errB := json.Marshal(decoded)
+	return errA == nil && errB == nil && string(a) == string(b)
+}

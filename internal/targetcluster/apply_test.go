@@ -1,0 +1,105 @@
+package targetcluster
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestSettled(t *testing.T) {
+	applied := func(fields string) []metav1.ManagedFieldsEntry {
+		return []metav1.ManagedFieldsEntry{{Manager: FieldOwner, Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}}
+	}
+	desired := map[string]any{
+		"metadata": map[string]any{"name": "x", "labels": map[string]any{"a": "1"}},
+		"data":     map[string]any{"k": "dg=="},
+		"spec": map[string]any{"containers": []any{
+			map[string]any{"name": "c", "image": "i", "ports": []any{map[string]any{"containerPort": int64(8080), "protocol": "TCP"}}},
+		}, "volumes": []any{map[string]any{"name": "v", "emptyDir": map[string]any{}}}},
+	}
+	ownedNow := `{"f:metadata":{"f:labels":{"f:a":{}}},"f:data":{".":{},"f:k":{}},"f:spec":{"f:containers":{"k:{\"name\":\"c\"}":{".":{},"f:image":{},"f:name":{},` +
+		`"f:ports":{"k:{\"containerPort\":8080,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{},"f:protocol":{}}}}},"f:volumes":{"k:{\"name\":\"v\"}":{"f:emptyDir":{}}}}}`
+	live := func(mutate func(m map[string]any)) map[string]any {
+		m := map[string]any{
+			"metadata": map[string]any{"name": "x", "labels": map[string]any{"a": "1", "other": "kept"}, "resourceVersion": "7"},
+			"data":     map[string]any{"k": "dg=="},
+			"spec": map[string]any{"containers": []any{
+				map[string]any{"name": "c", "image": "i", "terminationMessagePath": "/dev/termination-log",
+					"ports": []any{map[string]any{"containerPort": int64(8080), "protocol": "TCP"}}},
+			}, "volumes": []any{map[string]any{"name": "v"}}},
+		}
+		if mutate != nil {
+			mutate(m)
+		}
+		return m
+	}
+	tests := []struct {
+		name    string
+		live    map[string]any
+		managed []metav1.ManagedFieldsEntry
+		want    bool
+	}{
+		{name: "defaults and others' labels do not count", live: live(nil), managed: applied(ownedNow), want: true},
+		{name: "a changed value", live: live(func(m map[string]any) { m["data"].(map[string]any)["k"] = "eA==" }), managed: applied(ownedNow)},
+		{name: "a value missing", live: live(func(m map[string]any) { delete(m["metadata"].(map[string]any)["labels"].(map[string]any), "a") }), managed: applied(ownedNow)},
+		{name: "a list element more", live: live(func(m map[string]any) {
+			spec := m["spec"].(map[string]any)
+			spec["containers"] = append(spec["containers"].([]any), map[string]any{"name": "d"})
+		}), managed: applied(ownedNow)},
+		{name: "never applied by Anvil", live: live(nil),
+			managed: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(ownedNow)}}}},
+		{name: "only Updated by Anvil before", live: live(nil),
+			managed: []metav1.ManagedFieldsEntry{{Manager: FieldOwner, Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: &metav1.FieldsV1{Raw: []byte(ownedNow)}}}},
+		{name: "a data key Anvil applied and no longer renders", live: live(func(m map[string]any) { m["data"].(map[string]any)["gone"] = "eA==" }),
+			managed: applied(`{"f:data":{"f:k":{},"f:gone":{}}}`)},
+		{name: "a list element Anvil applied and no longer renders", live: live(nil),
+			managed: applied(`{"f:spec":{"f:containers":{"k:{\"name\":\"old\"}":{".":{}}}}}`)},
+		{name: "a set element by value", live: live(nil), managed: applied(`{"f:spec":{"f:containers":{"k:{\"name\":\"c\"}":{"f:ports":{"k:{\"containerPort\":8080,\"protocol\":\"TCP\"}":{}}}}}}`), want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Settled(desired, tt.live, tt.managed); got != tt.want {
+				t.Errorf("Settled = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLookup(t *testing.T) {
+	obj := map[string]any{"finalizers": []any{"a", "b"}, "args": []any{"x"}}
+	tests := []struct {
+		key  string
+		in   any
+		want bool
+	}{
+		{key: "f:finalizers", in: obj, want: true},
+		{key: "f:missing", in: obj},
+		{key: `v:"b"`, in: obj["finalizers"], want: true},
+		{key: `v:"c"`, in: obj["finalizers"]},
+		{key: "i:0", in: obj["args"], want: true},
+		{key: "i:1", in: obj["args"]},
+		{key: "bogus", in: obj},
+	}
+	for _, tt := range tests {
+		if _, got := lookup(tt.key, tt.in); got != tt.want {
+			t.Errorf("lookup(%s) = %v, want %v", tt.key, got, tt.want)
+		}
+	}
+}
+
+func TestApplyConfigurationDropsServerFields(t *testing.T) {
+	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "x", ResourceVersion: "7", UID: "u", Generation: 3}}
+	got, err := applyConfiguration(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := got["metadata"].(map[string]any)
+	for _, k := range []string{"resourceVersion", "uid", "generation", "creationTimestamp"} {
+		if _, ok := meta[k]; ok {
+			t.Errorf("metadata.%s is still in the apply configuration", k)
+		}
+	}
+	if meta["name"] != "x" {
+		t.Errorf("name = %v", meta["name"])
+	}
+}
