@@ -11,13 +11,15 @@ const (
 // Reasons shared by every kind.
 const (
 	// AllReadyReason is Ready's reason when every step condition is True
-	// for the object's current generation.
+	// for the object's current generation. Otherwise Ready carries the
+	// reason of the first step condition that is not True, and its message
+	// names that condition.
 	AllReadyReason = "AllReady"
 
-	// NotAllReadyReason is Ready's reason when a step condition is not
-	// True, or was not reported for the current generation. Ready's message
-	// names that condition, its status and its reason.
-	NotAllReadyReason = "NotAllReady"
+	// ReconcilingReason is Ready's reason, with status Unknown, while a
+	// step condition has not been reported for the object's current
+	// generation, for example on the first pass after a spec change.
+	ReconcilingReason = "Reconciling"
 
 	// ReconcileErrorReason marks a step condition whose step failed in a
 	// way it did not classify, such as an apiserver error. The pass is

@@ -1,7 +1,6 @@
 package conditions
 
 import (
-	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,15 +20,17 @@ func TestReady(t *testing.T) {
 		wantReason string
 		wantMsg    string
 	}{
-		{name: "nothing yet", wantStatus: metav1.ConditionFalse, wantReason: anvilmeta.NotAllReadyReason, wantMsg: "A has not been reported yet"},
+		{name: "nothing yet", wantStatus: metav1.ConditionUnknown, wantReason: anvilmeta.ReconcilingReason, wantMsg: "A has not been reported yet"},
 		{name: "second missing", conds: []metav1.Condition{c("A", metav1.ConditionTrue, "Ok", 7)},
-			wantStatus: metav1.ConditionFalse, wantReason: anvilmeta.NotAllReadyReason, wantMsg: "B has not been reported yet"},
+			wantStatus: metav1.ConditionUnknown, wantReason: anvilmeta.ReconcilingReason, wantMsg: "B has not been reported yet"},
 		{name: "first failing wins", conds: []metav1.Condition{c("A", metav1.ConditionFalse, "Wait", 7), c("B", metav1.ConditionFalse, "Err", 7)},
-			wantStatus: metav1.ConditionFalse, wantReason: anvilmeta.NotAllReadyReason, wantMsg: "A is False (Wait): m-A"},
+			wantStatus: metav1.ConditionFalse, wantReason: "Wait", wantMsg: "A: m-A"},
+		{name: "a failure beats an earlier unreported step", conds: []metav1.Condition{c("B", metav1.ConditionFalse, "Err", 7)},
+			wantStatus: metav1.ConditionFalse, wantReason: "Err", wantMsg: "B: m-B"},
 		{name: "unknown is not ready", conds: []metav1.Condition{c("A", metav1.ConditionUnknown, "Hmm", 7), c("B", metav1.ConditionTrue, "Ok", 7)},
-			wantStatus: metav1.ConditionFalse, wantReason: anvilmeta.NotAllReadyReason, wantMsg: "A is Unknown (Hmm): m-A"},
+			wantStatus: metav1.ConditionFalse, wantReason: "Hmm", wantMsg: "A: m-A"},
 		{name: "a True verdict of an older generation is not ready", conds: []metav1.Condition{c("A", metav1.ConditionTrue, "Ok", 7), c("B", metav1.ConditionTrue, "Ok", 6)},
-			wantStatus: metav1.ConditionFalse, wantReason: anvilmeta.NotAllReadyReason, wantMsg: "B has not been reported for generation 7 yet"},
+			wantStatus: metav1.ConditionUnknown, wantReason: anvilmeta.ReconcilingReason, wantMsg: "B has not been reported for generation 7 yet"},
 		{name: "all true", conds: []metav1.Condition{c("A", metav1.ConditionTrue, "Ok", 7), c("B", metav1.ConditionTrue, "Ok", 7)},
 			wantStatus: metav1.ConditionTrue, wantReason: anvilmeta.AllReadyReason, wantMsg: "done"},
 	}
@@ -39,8 +40,8 @@ func TestReady(t *testing.T) {
 			if got.Type != anvilmeta.ReadyCondition || got.Status != tt.wantStatus || got.Reason != tt.wantReason || got.ObservedGeneration != 7 {
 				t.Errorf("Ready = %+v", got)
 			}
-			if !strings.HasPrefix(got.Message, tt.wantMsg) {
-				t.Errorf("message = %q, want it to start with %q", got.Message, tt.wantMsg)
+			if got.Message != tt.wantMsg {
+				t.Errorf("message = %q, want %q", got.Message, tt.wantMsg)
 			}
 		})
 	}

@@ -83,8 +83,8 @@ func TestFailingStepLeavesReadyNotTrue(t *testing.T) {
 				t.Fatalf("%s = %+v, want False %s at generation 2", tt.wantCondition, c, tt.wantReason)
 			}
 			ready := apimeta.FindStatusCondition(nova.Status.Conditions, anvilmeta.ReadyCondition)
-			if ready.Status != metav1.ConditionFalse || ready.Reason != anvilmeta.NotAllReadyReason || !strings.Contains(ready.Message, tt.wantReason) {
-				t.Errorf("Ready = %+v, want False %s naming %s", ready, anvilmeta.NotAllReadyReason, tt.wantReason)
+			if ready.Status != metav1.ConditionFalse || ready.Reason != tt.wantReason || !strings.Contains(ready.Message, tt.wantCondition) {
+				t.Errorf("Ready = %+v, want False %s naming %s", ready, tt.wantReason, tt.wantCondition)
 			}
 			if nova.Status.ObservedGeneration != tt.wantGeneration {
 				t.Errorf("observedGeneration = %d, want %d", nova.Status.ObservedGeneration, tt.wantGeneration)
