@@ -52,7 +52,7 @@ type remoteWatch struct {
 	fromCluster func(owner client.Object, cluster string) bool
 	// mapper, when set, replaces the ownership-label mapping: it returns
 	// the requests an object seen on a cluster stands for.
-	mapper func(cluster string, obj client.Object) []reconcile.Request
+	mapper func(ctx context.Context, cluster string, obj client.Object) []reconcile.Request
 	// changed, when set, filters updates: only those it accepts are
 	// mapped. Adds and deletes always are.
 	changed func(old, updated client.Object) bool
@@ -112,9 +112,10 @@ func (r *Registry) RemoteChildrenFromAnyCluster(child, owner client.Object) (sou
 // requests it returns. It is for inputs a controller reads on a compute
 // cluster without owning them, such as Nodes or a delivered Secret.
 // changed, when not nil, keeps updates that do not matter to the
-// controller, such as a Node's status heartbeat, from being mapped.
+// controller, such as a Node's status heartbeat, from being mapped. mapFn
+// gets the registry's context, which ends when the operator stops.
 func (r *Registry) RemoteObjects(obj client.Object, changed func(old, updated client.Object) bool,
-	mapFn func(cluster string, obj client.Object) []reconcile.Request) (source.Source, error) {
+	mapFn func(ctx context.Context, cluster string, obj client.Object) []reconcile.Request) (source.Source, error) {
 	gvk, err := apiutil.GVKForObject(obj, r.opts.Scheme)
 	if err != nil {
 		return nil, err
@@ -219,7 +220,7 @@ func (r *Registry) mapChild(cluster string, w *remoteWatch, obj any) {
 	}
 	if w.mapper != nil {
 		if o, ok := obj.(client.Object); ok {
-			for _, req := range w.mapper(cluster, o) {
+			for _, req := range w.mapper(r.rootCtx, cluster, o) {
 				w.queue.Add(req)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
@@ -49,24 +50,28 @@ func observeNodePhases(pool *novav1alpha1.NovaCompute) {
 	}
 }
 
+// seenCapacity bounds what the tracker remembers. Its keys name nodes,
+// services and aggregates, which churn over a fleet's life; past the bound
+// the oldest are forgotten, and a forgotten state that lasts is observed,
+// or reported, once more.
+const seenCapacity = 4096
+
 // onboardingTracker observes each node's onboarding stages once per
-// operator process. A restart may observe a stage again; the histogram is a
-// trend, not a ledger.
+// operator process, and keeps a lasting state from being reported on every
+// pass. A restart may observe a stage again; the histogram is a trend, not
+// a ledger.
 type onboardingTracker struct {
-	mu   sync.Mutex
-	seen map[string]bool
+	init sync.Once
+	seen *lru.Cache
 }
 
+// once tells whether key is new, and remembers it.
 func (t *onboardingTracker) once(key string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.seen == nil {
-		t.seen = map[string]bool{}
-	}
-	if t.seen[key] {
+	t.init.Do(func() { t.seen = lru.New(seenCapacity) })
+	if _, ok := t.seen.Get(key); ok {
 		return false
 	}
-	t.seen[key] = true
+	t.seen.Add(key, struct{}{})
 	return true
 }
 

@@ -4,14 +4,11 @@ import (
 	"sort"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 )
-
-// ZoneLabel is the well-known label of a node's zone; it names the node's
-// availability zone and aggregate.
-const ZoneLabel = "topology.kubernetes.io/zone"
 
 // NodeView is what the Nodes step knows of one Node.
 type NodeView struct {
@@ -102,7 +99,7 @@ func DecideNodes(in NodeInput) NodeDecision {
 			cur, held := current[v.Name]
 			held = held && cur.Phase != novav1alpha1.NodeConflict
 			entry := cur
-			entry.Name, entry.Zone = v.Name, v.Labels[ZoneLabel]
+			entry.Name, entry.Zone = v.Name, v.Labels[corev1.LabelTopologyZone]
 			if rival := in.conflictFor(v, held, allLabels); rival != "" {
 				if cur.Phase != novav1alpha1.NodeConflict {
 					out.NewConflicts = append(out.NewConflicts, v.Name)

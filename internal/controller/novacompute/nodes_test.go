@@ -1,6 +1,7 @@
 package novacompute
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"reflect"
 	"testing"
 	"time"
@@ -10,7 +11,7 @@ import (
 
 func TestDecideNodes(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	poolLabel := map[string]string{"pool": "a", ZoneLabel: "z1"}
+	poolLabel := map[string]string{"pool": "a", corev1.LabelTopologyZone: "z1"}
 	sel := map[string]string{"pool": "a"}
 	node := func(name string) NodeView { return NodeView{Name: name, Labels: poolLabel} }
 	entry := func(name, phase string) novav1alpha1.NovaComputeNode {

@@ -43,7 +43,10 @@ func TestFailingStepLeavesReadyNotTrue(t *testing.T) {
 			err:        flow.Fail(novav1alpha1.DaemonSetReadyCondition, novav1alpha1.DaemonSetErrorReason, errors.New("conflict")),
 			wantReason: novav1alpha1.DaemonSetErrorReason, wantGeneration: 1},
 		{name: "Nova API down", step: novav1alpha1.AggregatesReadyCondition,
-			err:        func() error { _, err := p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "listing aggregates", errors.New("503")); return err }(),
+			err: func() error {
+				_, err := p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "listing aggregates", errors.New("503"))
+				return err
+			}(),
 			wantReason: novav1alpha1.ComputeAPIErrorReason, wantGeneration: 2},
 		{name: "unclassified error in Services", step: novav1alpha1.ServicesReadyCondition, err: errors.New("connection reset"),
 			wantReason: anvilmeta.ReconcileErrorReason, wantGeneration: 1},

@@ -59,9 +59,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		if err != nil {
 			return err
 		}
-		secrets, err := r.Registry.RemoteObjects(&corev1.Secret{}, nil, func(cluster string, o client.Object) []reconcile.Request {
-			return r.poolsReadingContract(context.Background(), cluster, o)
-		})
+		secrets, err := r.Registry.RemoteObjects(&corev1.Secret{}, nil, r.poolsReadingContract)
 		if err != nil {
 			return err
 		}
@@ -110,9 +108,9 @@ func nodeMetadataChanged(old, updated client.Object) bool {
 // poolsOnCluster enqueues every pool placed on a compute cluster when one
 // of its Nodes is added, removed or relabelled; a local pool sees
 // relabelled nodes on its next periodic pass.
-func (r *Reconciler) poolsOnCluster(cluster string, _ client.Object) []reconcile.Request {
+func (r *Reconciler) poolsOnCluster(ctx context.Context, cluster string, _ client.Object) []reconcile.Request {
 	list := &novav1alpha1.NovaComputeList{}
-	if err := r.Client.List(context.Background(), list, client.MatchingFields{targetcluster.TargetClusterIndex: cluster}); err != nil {
+	if err := r.Client.List(ctx, list, client.MatchingFields{targetcluster.TargetClusterIndex: cluster}); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(list.Items))
