@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
@@ -49,6 +50,10 @@ type Options struct {
 	WebhookCertDir string
 	// WebhookPort is the webhook server's port.
 	WebhookPort int
+	// ClusterProbeInterval is how often an engaged compute cluster's
+	// readiness is checked; a cluster that fails is reported unavailable
+	// within about this long.
+	ClusterProbeInterval time.Duration
 }
 
 // BindFlags registers the options on a flag set with their defaults.
@@ -68,6 +73,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "",
 		"Directory with tls.crt and tls.key for the webhook server (default: controller-runtime's).")
 	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "Port of the webhook server.")
+	fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", targetcluster.DefaultProbeInterval,
+		"How often the readiness of each compute cluster's apiserver is checked.")
 }
 
 // Validate reports settings that cannot work, naming the flag.
@@ -82,6 +89,9 @@ func (o *Options) Validate() error {
 		if msgs := validation.IsDNS1123Label(o.LeaderElectionNamespace); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("--leader-election-namespace %q is not a valid namespace name: %s", o.LeaderElectionNamespace, msgs[0]))
 		}
+	}
+	if o.ClusterProbeInterval < 0 {
+		errs = append(errs, errors.New("--cluster-probe-interval must not be negative"))
 	}
 	if o.HealthProbeBindAddress == "" {
 		errs = append(errs, errors.New("--health-probe-bind-address must not be empty"))
@@ -129,7 +139,7 @@ func NewManager(cfg *rest.Config, o *Options) (ctrl.Manager, error) {
 // Setup adds the registry of compute clusters, every controller and, when
 // enabled, the admission webhooks to mgr. It returns the registry.
 func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Registry, error) {
-	reg := targetcluster.New(mgr, targetcluster.Options{Namespace: o.ClustersNamespace})
+	reg := targetcluster.New(mgr, targetcluster.Options{Namespace: o.ClustersNamespace, ProbeInterval: o.ClusterProbeInterval})
 	if err := reg.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the target-cluster registry: %w", err)
 	}

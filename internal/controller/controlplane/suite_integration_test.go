@@ -16,11 +16,9 @@ import (
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
-	"github.com/anvil/anvil/internal/controller/controlplane"
-	"github.com/anvil/anvil/internal/controller/nova"
 	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/operator"
 	"github.com/anvil/anvil/internal/targetcluster"
-	anvilwebhook "github.com/anvil/anvil/internal/webhook"
 )
 
 var (
@@ -35,8 +33,8 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Run(m, testenv.Options{ComputeClusters: 4}, &env))
 }
 
-// startOperator runs the registry, the Nova and ControlPlane controllers
-// and both webhooks, once per package.
+// startOperator runs the registry, every controller and the webhooks,
+// wired as production wires them, once per package.
 func startOperator(tb testing.TB) *testenv.Environment {
 	tb.Helper()
 	e := testenv.Require(tb, env)
@@ -45,23 +43,11 @@ func startOperator(tb testing.TB) *testenv.Environment {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		registry = targetcluster.New(mgr, targetcluster.Options{Namespace: e.ClustersNamespace, ProbeInterval: time.Second})
-		ctx := context.Background()
-		for _, setup := range []func() error{
-			func() error { return registry.SetupWithManager(mgr) },
-			func() error {
-				return (&nova.Reconciler{Client: mgr.GetClient(), Scheme: e.Scheme, Registry: registry}).SetupWithManager(ctx, mgr)
-			},
-			func() error {
-				return (&controlplane.Reconciler{Client: mgr.GetClient(), Scheme: e.Scheme, Registry: registry}).SetupWithManager(ctx, mgr)
-			},
-			func() error { return anvilwebhook.SetupNovaWebhook(mgr) },
-			func() error { return anvilwebhook.SetupControlPlaneWebhook(mgr) },
-			func() error { return anvilwebhook.SetupNovaComputeWebhook(mgr) },
-		} {
-			if err := setup(); err != nil {
-				tb.Fatal(err)
-			}
+		registry, err = operator.Setup(context.Background(), mgr, &operator.Options{
+			ClustersNamespace: e.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second,
+		})
+		if err != nil {
+			tb.Fatal(err)
 		}
 		err = testenv.StartManager(mgr, func() bool {
 			for _, c := range e.Compute {

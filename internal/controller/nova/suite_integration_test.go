@@ -15,9 +15,8 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
-	"github.com/anvil/anvil/internal/controller/nova"
 	"github.com/anvil/anvil/internal/dev/testenv"
-	anvilwebhook "github.com/anvil/anvil/internal/webhook"
+	"github.com/anvil/anvil/internal/operator"
 )
 
 var (
@@ -30,8 +29,9 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Run(m, testenv.Options{}, &env))
 }
 
-// startOperator runs the Nova controller and the Nova webhook against the
-// management cluster, once per package.
+// startOperator runs the operator's controllers and webhooks against the
+// management cluster, wired as production wires them, once per package.
+// This package has no compute cluster.
 func startOperator(t *testing.T) *testenv.Environment {
 	t.Helper()
 	e := testenv.Require(t, env)
@@ -40,11 +40,7 @@ func startOperator(t *testing.T) *testenv.Environment {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := anvilwebhook.SetupNovaWebhook(mgr); err != nil {
-			t.Fatal(err)
-		}
-		r := &nova.Reconciler{Client: mgr.GetClient(), Scheme: e.Scheme}
-		if err := r.SetupWithManager(context.Background(), mgr); err != nil {
+		if _, err := operator.Setup(context.Background(), mgr, &operator.Options{EnableWebhooks: true}); err != nil {
 			t.Fatal(err)
 		}
 		if err := testenv.StartManager(mgr, nil); err != nil {
