@@ -137,6 +137,40 @@ func TestIntegrationDroppingTLSAndRemoteCompute(t *testing.T) {
 	}
 }
 
+// Withdrawing remoteCompute withdraws the remote contract at once, even
+// while an unrelated input keeps the in-cluster contract from rendering:
+// taking a credential away must never wait on a fix of something else.
+func TestIntegrationWithdrawingRemoteComputeDoesNotWaitOnABadInput(t *testing.T) {
+	e := startOperator(t)
+	ctx := context.Background()
+	inputs(t, "withdraw")
+	if err := e.Management.Client.Create(ctx, newNova("withdraw")); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, "withdraw", novav1alpha1.ComputeConfigPublishedReason)
+	putSecret(t, "withdraw-password", map[string]string{"password": "bad\npassword"})
+	waitCondition(t, "withdraw", novav1alpha1.ComputeConfigErrorReason)
+
+	n := getNova(t, "withdraw")
+	n.Spec.RemoteCompute = nil
+	if err := e.Management.Client.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_, err := getSecret(t, "withdraw-remote-compute-config")
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatal("the remote contract stayed while the service password was invalid")
+	}
+	if c := waitCondition(t, "withdraw", novav1alpha1.ComputeConfigErrorReason); c.ObservedGeneration != getNova(t, "withdraw").Generation {
+		t.Errorf("ComputeConfigReady describes generation %d", c.ObservedGeneration)
+	}
+	if n := getNova(t, "withdraw"); n.Status.RemoteComputeConfigSecretRef != nil {
+		t.Errorf("the remote reference was not cleared: %+v", n.Status.RemoteComputeConfigSecretRef)
+	}
+}
+
 // A missing hand-over waits without halting and keeps the last remote
 // contract; a non-rabbit URL is an error that names only the scheme.
 func TestIntegrationRemoteTransportURLWaitsAndErrors(t *testing.T) {
