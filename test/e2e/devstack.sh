@@ -64,6 +64,22 @@ for cluster in compute-a compute-b; do
   pass "$cluster has 3 Ready pod-runner nodes with zone labels"
 done
 
+# One kubelet per node: each cluster's kwok-controller watches only the
+# nodes annotated kwok.x-k8s.io/node=fake, and the runner's nodes carry no
+# such annotation, so kwok leaves them to the runner.
+for cluster in mgmt compute-a compute-b; do
+  klog="$state/kwok/clusters/$cluster/logs/kwok-controller.log"
+  grep -q '"msg":"Watch nodes".*"annotation":"kwok.x-k8s.io/node=fake"' "$klog" \
+    || fail "$cluster's kwok-controller does not limit itself to kwok's nodes (see $klog)"
+  if grep -q '"msg":"Watch all nodes"' "$klog"; then
+    fail "$cluster's kwok-controller manages every node, the pod runner's too"
+  fi
+  kwoked="$("${kubectl[@]}" --context "anvil-$cluster" get nodes \
+    -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.annotations.kwok\.x-k8s\.io/node}{"\n"}{end}' | grep -v '=$' || true)"
+  [[ -z "$kwoked" ]] || fail "$cluster has nodes for kwok beside the pod runner's: $kwoked"
+done
+pass "kwok manages none of the pod runner's nodes"
+
 crds="$("${kubectl[@]}" --context anvil-mgmt get crd -o name)"
 for crd in controlplanes.c5c3.io novas.nova.openstack.c5c3.io novacomputes.nova.openstack.c5c3.io \
   ovncentrals.ovn.openstack.c5c3.io ovnchassis.ovn.openstack.c5c3.io \
@@ -116,6 +132,15 @@ pass "a second up changes nothing"
   || fail "the sample ControlPlane did not become Ready"
 pass "the sample ControlPlane on the local services is Ready"
 
+# Two kubelets on one node would fight over its lease and its status; the
+# loser logs a conflict. By now each runner has renewed its leases many times.
+for cluster in mgmt compute-a compute-b; do
+  if conflicts="$(grep -m3 "the object has been modified" "$state/podrunner-$cluster.log")"; then
+    fail "$cluster's pod runner lost updates to another writer: $conflicts"
+  fi
+done
+pass "the pod runners' logs show no conflicting writers"
+
 "$anvil_dev" devstack status --state-dir "$state" | tee "$state/status.txt"
 grep -q "^operator *ready" "$state/status.txt" || fail "status does not report the operator ready"
 grep -q "^openstack *running" "$state/status.txt" || fail "status does not report the OpenStack services running"
@@ -129,6 +154,14 @@ if runners="$(pgrep -fa -- "anvil-podrunner.*$state")"; then
   fail "pod runners survived --openstack=false: $runners"
 fi
 pass "--openstack=false hands the nodes to kwok"
+
+# And back: the runners take the same nodes over from kwok.
+"$anvil_dev" devstack up --state-dir "$state" --compute-clusters 2 >"$state/runner-up.log"
+for cluster in compute-a compute-b; do
+  kubelet="$("${kubectl[@]}" --context "anvil-$cluster" get node "$cluster-node-1" -o jsonpath='{.status.nodeInfo.kubeletVersion}')"
+  [[ "$kubelet" == "anvil-podrunner" ]] || fail "after --openstack=true $cluster-node-1 is run by '$kubelet', want the pod runner"
+done
+pass "--openstack=true hands the nodes back to the pod runners"
 
 "$anvil_dev" devstack down --state-dir "$state"
 sleep 1

@@ -19,6 +19,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/kubeconfig"
 	"github.com/anvil/anvil/internal/operator"
 )
@@ -35,6 +36,38 @@ func (s *Stack) buildTools(ctx context.Context, _ *state) (string, error) {
 		return "", fmt.Errorf("hack/tools/build.sh: %w", err)
 	}
 	return "", nil
+}
+
+// kwokNodeValue is the value of testenv.FakeNodeAnnotation on the nodes
+// the devstack hands to kwok.
+const kwokNodeValue = "fake"
+
+// kwokControllerArgs make each cluster's kwok-controller manage only the
+// nodes annotated testenv.FakeNodeAnnotation=fake. kwokctl's binary runtime
+// starts it with --manage-all-nodes=true, which would make it a second
+// kubelet for the pod runner's nodes: both would renew their leases and
+// write their status and their pods'. kwokctl appends extra args after its
+// own and the last value of a flag wins, so these turn that off. kwokctl
+// records them with the cluster, so `kwokctl start cluster` keeps them.
+var kwokControllerArgs = []string{
+	"--extra-args", "kwok-controller=manage-all-nodes=false",
+	"--extra-args", "kwok-controller=" + kwokSelectorArg,
+}
+
+// kwokSelectorArg is the kwok-controller flag that limits it to kwok's nodes.
+const kwokSelectorArg = "manage-nodes-with-annotation-selector=" + testenv.FakeNodeAnnotation + "=" + kwokNodeValue
+
+// kwokManagesOnlyItsNodes tells whether an existing cluster's kwok-controller
+// was created with kwokControllerArgs. kwokctl records each component's
+// command line in <workdir>/clusters/<name>/kwok.yaml and starts the
+// cluster from it; a cluster created by an earlier devstack lacks the
+// selector there and manages every node.
+func (s *Stack) kwokManagesOnlyItsNodes(name string) (bool, error) {
+	raw, err := os.ReadFile(filepath.Join(s.dir, "kwok", "clusters", name, "kwok.yaml"))
+	if err != nil {
+		return false, err
+	}
+	return bytes.Contains(raw, []byte("--"+kwokSelectorArg)), nil
 }
 
 // kwokctlEnv points kwokctl at the pinned binaries and at this stack's work
@@ -102,11 +135,22 @@ func (s *Stack) startClusters(ctx context.Context, st *state) (string, error) {
 			st.Clusters = append(st.Clusters, name)
 		}
 		if !known[name] {
-			if _, err := s.kwokctl(ctx, "create", "cluster", "--name", name, "--wait", "2m"); err != nil {
+			args := append([]string{"create", "cluster", "--name", name, "--wait", "2m"}, kwokControllerArgs...)
+			if _, err := s.kwokctl(ctx, args...); err != nil {
 				return "", err
 			}
 			created = append(created, name)
 			continue
+		}
+		if s.openstack {
+			only, err := s.kwokManagesOnlyItsNodes(name)
+			if err != nil {
+				return "", err
+			}
+			if !only {
+				return "", fmt.Errorf("cluster %s was created by an earlier devstack whose kwok-controller manages every node, so it would run the pod runner's nodes too; "+
+					"recreate the stack with `go run ./internal/dev/cmd/anvil-dev devstack down` and `up`, or keep it with --openstack=false", name)
+			}
 		}
 		if cfg, err := s.clusterConfig(ctx, name); err == nil && reachable(ctx, cfg) {
 			running = append(running, name)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/anvil/anvil/internal/dev/testenv"
@@ -90,5 +91,46 @@ func TestProcessAlive(t *testing.T) {
 	}
 	if processAlive(0) || processAlive(-1) {
 		t.Error("invalid pids are alive")
+	}
+}
+
+// A cluster's kwok-controller must leave the pod runner's nodes alone:
+// kwokctl records the selector with the cluster, and a cluster recorded
+// without it is recognised as one that manages every node.
+func TestKwokManagesOnlyItsNodes(t *testing.T) {
+	s := &Stack{dir: t.TempDir()}
+	write := func(name, args string) {
+		t.Helper()
+		dir := filepath.Join(s.dir, "kwok", "clusters", name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "kwok.yaml"), []byte(args), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// kwokctl writes its own --manage-all-nodes=true first; the devstack's
+	// extra args follow it and win.
+	write("new", "- args:\n  - --manage-all-nodes=true\n  - --manage-all-nodes=false\n  - --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake\n")
+	write("old", "- args:\n  - --manage-all-nodes=true\n")
+	for name, want := range map[string]bool{"new": true, "old": false} {
+		got, err := s.kwokManagesOnlyItsNodes(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: kwokManagesOnlyItsNodes = %v, want %v", name, got, want)
+		}
+	}
+	if _, err := s.kwokManagesOnlyItsNodes("missing"); err == nil {
+		t.Error("a cluster without a recorded configuration passed")
+	}
+	var extra []string
+	for i := 0; i < len(kwokControllerArgs); i += 2 {
+		extra = append(extra, kwokControllerArgs[i+1])
+	}
+	want := []string{"kwok-controller=manage-all-nodes=false", "kwok-controller=manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake"}
+	if !slices.Equal(extra, want) {
+		t.Errorf("kwokctl extra args = %q, want %q", extra, want)
 	}
 }

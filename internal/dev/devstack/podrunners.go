@@ -17,11 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/anvil/anvil/internal/dev/localcloud"
+	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/kubeconfig"
 )
-
-// kwokNodeAnnotation marks a node kwok simulates.
-const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 
 // podRunnerState identifies one compute cluster's pod runner process.
 type podRunnerState struct {
@@ -214,7 +212,7 @@ func deleteStackNodes(ctx context.Context, c client.Client, cluster string, kwok
 		if err != nil {
 			return err
 		}
-		if _, ok := node.Annotations[kwokNodeAnnotation]; ok != kwok {
+		if _, ok := node.Annotations[testenv.FakeNodeAnnotation]; ok != kwok {
 			continue
 		}
 		if err := c.Delete(ctx, node); client.IgnoreNotFound(err) != nil {

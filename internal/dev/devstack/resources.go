@@ -78,7 +78,7 @@ func (s *Stack) createNodes(ctx context.Context, st *state) (string, error) {
 				if node.Annotations == nil {
 					node.Annotations = map[string]string{}
 				}
-				node.Annotations["kwok.x-k8s.io/node"] = "fake"
+				node.Annotations[testenv.FakeNodeAnnotation] = kwokNodeValue
 				return nil
 			}); err != nil {
 				return "", fmt.Errorf("node %s on %s: %w", node.Name, cluster, err)
