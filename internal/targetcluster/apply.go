@@ -183,7 +183,7 @@ func Settled(desired, live map[string]any, managed []metav1.ManagedFieldsEntry) 
 			return false
 		}
 		var owned map[string]any
-		if err := json.Unmarshal(e.FieldsV1.Raw, &owned); err != nil {
+		if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &owned); err != nil {
 			return false
 		}
 		return covers(owned, desired)

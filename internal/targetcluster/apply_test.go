@@ -8,7 +8,7 @@ import (
 
 func TestSettled(t *testing.T) {
 	applied := func(fields string) []metav1.ManagedFieldsEntry {
-		return []metav1.ManagedFieldsEntry{{Manager: FieldOwner, Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}}
+		return []metav1.ManagedFieldsEntry{{Manager: FieldOwner, Operation: metav1.ManagedFieldsOperationApply, FieldsV1: metav1.NewFieldsV1(fields)}}
 	}
 	desired := map[string]any{
 		"metadata": map[string]any{"name": "x", "labels": map[string]any{"a": "1"}},
@@ -47,9 +47,9 @@ func TestSettled(t *testing.T) {
 			spec["containers"] = append(spec["containers"].([]any), map[string]any{"name": "d"})
 		}), managed: applied(ownedNow)},
 		{name: "never applied by Anvil", live: live(nil),
-			managed: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(ownedNow)}}}},
+			managed: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: metav1.NewFieldsV1(ownedNow)}}},
 		{name: "only Updated by Anvil before", live: live(nil),
-			managed: []metav1.ManagedFieldsEntry{{Manager: FieldOwner, Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: &metav1.FieldsV1{Raw: []byte(ownedNow)}}}},
+			managed: []metav1.ManagedFieldsEntry{{Manager: FieldOwner, Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: metav1.NewFieldsV1(ownedNow)}}},
 		{name: "a data key Anvil applied and no longer renders", live: live(func(m map[string]any) { m["data"].(map[string]any)["gone"] = "eA==" }),
 			managed: applied(`{"f:data":{"f:k":{},"f:gone":{}}}`)},
 		{name: "a list element Anvil applied and no longer renders", live: live(nil),

@@ -270,5 +270,3 @@ type ControlPlaneList struct {
 func init() {
 	knownTypes = append(knownTypes, &ControlPlane{}, &ControlPlaneList{})
 }
-
-

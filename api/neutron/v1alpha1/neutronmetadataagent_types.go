@@ -64,5 +64,3 @@ func (o *NeutronMetadataAgent) TargetClusterName() string {
 	}
 	return o.Spec.TargetClusterRef.Name
 }
-
-

@@ -342,5 +342,3 @@ func (o *Nova) TargetClusterName() string {
 	}
 	return o.Spec.TargetClusterRef.Name
 }
-
-

@@ -263,5 +263,3 @@ func (o *NovaCompute) TargetClusterName() string {
 	}
 	return o.Spec.TargetClusterRef.Name
 }
-
-

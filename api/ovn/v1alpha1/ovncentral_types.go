@@ -64,5 +64,3 @@ func (o *OVNCentral) TargetClusterName() string {
 	}
 	return o.Spec.TargetClusterRef.Name
 }
-
-

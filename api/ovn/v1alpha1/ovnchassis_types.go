@@ -64,5 +64,3 @@ func (o *OVNChassis) TargetClusterName() string {
 	}
 	return o.Spec.TargetClusterRef.Name
 }
-
-

@@ -66,7 +66,6 @@ func TestFailingStepLeavesReadyNotTrue(t *testing.T) {
 			}
 			steps := r.steps()
 			for i := range steps {
-				i := i
 				steps[i].Run = func(context.Context, *pass) (flow.Outcome, error) {
 					if i == tt.step {
 						return flow.Continue, tt.err

@@ -1,10 +1,11 @@
 package novacompute
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	"reflect"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 )
