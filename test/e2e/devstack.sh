@@ -42,7 +42,7 @@ fi
 "$anvil_dev" devstack up --state-dir "$state" --compute-clusters 2
 
 # The services answer the guide's check: the conductor and the scheduler are up.
-export OS_CLIENT_CONFIG_FILE="$root/.devstack/openstack/clouds.yaml"
+export OS_CLIENT_CONFIG_FILE="${ANVIL_OPENSTACK_DIR:-$root/.devstack/openstack}/clouds.yaml"
 services="$(openstack --os-cloud anvil compute service list -f value -c Binary -c State)"
 for binary in nova-conductor nova-scheduler; do
   grep -qx "$binary up" <<<"$services" || fail "$binary is not up: $services"

@@ -22,7 +22,7 @@ state="${E2E_GUIDE67_DIR:-$root/.devstack-guide67-e2e}"
 anvil_dev="$root/bin/anvil-dev"
 export PATH="$root/bin:$PATH"
 export KUBECONFIG="$state/kubeconfig"
-export OS_CLIENT_CONFIG_FILE="$root/.devstack/openstack/clouds.yaml" OS_CLOUD=anvil
+export OS_CLIENT_CONFIG_FILE="${ANVIL_OPENSTACK_DIR:-$root/.devstack/openstack}/clouds.yaml" OS_CLOUD=anvil
 export COMPUTE_CLUSTER=compute-a COMPUTE_CONTEXT=anvil-compute-a
 node=compute-a-node-1
 
