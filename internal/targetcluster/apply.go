@@ -76,6 +76,8 @@ func (c *Children) Apply(ctx context.Context, scheme *runtime.Scheme, owner, obj
 		if err != nil {
 			return err
 		}
+		// A typed read leaves the type empty; it is not a difference.
+		liveMap["apiVersion"], liveMap["kind"] = desired["apiVersion"], desired["kind"]
 		if Settled(desired, liveMap, live.GetManagedFields()) {
 			return copyObject(live, obj)
 		}
