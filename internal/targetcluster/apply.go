@@ -72,13 +72,11 @@ func (c *Children) Apply(ctx context.Context, scheme *runtime.Scheme, owner, obj
 	}
 	desired["apiVersion"], desired["kind"] = gvk.GroupVersion().String(), gvk.Kind
 	if live != nil {
-		liveMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+		settled, err := settledObject(desired, live)
 		if err != nil {
 			return err
 		}
-		// A typed read leaves the type empty; it is not a difference.
-		liveMap["apiVersion"], liveMap["kind"] = desired["apiVersion"], desired["kind"]
-		if Settled(desired, liveMap, live.GetManagedFields()) {
+		if settled {
 			return copyObject(live, obj)
 		}
 	}
@@ -166,6 +164,17 @@ func pruneNulls(v any) any {
 		}
 	}
 	return v
+}
+
+// settledObject is Settled for a live object as a typed read returns it.
+func settledObject(desired map[string]any, live client.Object) (bool, error) {
+	liveMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+	if err != nil {
+		return false, err
+	}
+	// A typed read leaves the type empty; it is not a difference.
+	liveMap["apiVersion"], liveMap["kind"] = desired["apiVersion"], desired["kind"]
+	return Settled(desired, liveMap, live.GetManagedFields()), nil
 }
 
 // Settled tells whether applying desired would change nothing: live holds

@@ -3,7 +3,9 @@ package targetcluster
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 func TestSettled(t *testing.T) {
@@ -101,5 +103,27 @@ func TestApplyConfigurationDropsServerFields(t *testing.T) {
 	}
 	if meta["name"] != "x" {
 		t.Errorf("name = %v", meta["name"])
+	}
+}
+
+func TestSettledObjectIgnoresTheEmptyTypeOfATypedRead(t *testing.T) {
+	want := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", Labels: map[string]string{"a": "1"}},
+		Immutable: ptr.To(true), Data: map[string]string{"k": "v"}}
+	desired, err := applyConfiguration(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired["apiVersion"], desired["kind"] = "v1", "ConfigMap"
+	live := want.DeepCopy()
+	live.ResourceVersion, live.UID = "9", "u"
+	live.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: FieldOwner, Operation: metav1.ManagedFieldsOperationApply,
+		FieldsV1: metav1.NewFieldsV1(`{"f:data":{".":{},"f:k":{}},"f:immutable":{},"f:metadata":{"f:labels":{"f:a":{}}}}`)}}
+	settled, err := settledObject(desired, live)
+	if err != nil || !settled {
+		t.Errorf("settled = %v, %v; want a live copy of the desired object settled", settled, err)
+	}
+	live.Data["k"] = "changed"
+	if settled, _ := settledObject(desired, live); settled {
+		t.Error("a changed value reads as settled")
 	}
 }
