@@ -3,14 +3,14 @@ package novacompute
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
@@ -19,13 +19,13 @@ import (
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
-// reconcileServices follows each node's nova-compute service in Nova: it
-// promotes a Pending node once its host is mapped (running host discovery
-// when it is not), disables a leaving node's service once, counts the
-// servers left on it, and deletes the service of a node with none once its
-// pod is gone. It never migrates a server and never enables a service.
+// reconcileServices follows each node's nova-compute service in Nova. It
+// gathers what Nova and the pool's cluster report, lets DecideService move
+// each node on, does the calls it asks for, and lets DecideServicesReady
+// set the condition. Only a failed listing stops the pass: a call that
+// fails for one node is reported and retried, and never keeps the other
+// nodes from their next transition.
 func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outcome, error) {
-	pool := p.pool
 	cloud, err := p.openCloud(ctx)
 	if err != nil {
 		return p.computeAPIError(novav1alpha1.ServicesReadyCondition, "authenticating as the Nova's service user", err)
@@ -34,191 +34,174 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 	if err != nil {
 		return p.computeAPIError(novav1alpha1.ServicesReadyCondition, "listing the compute services", err)
 	}
-	byHost := map[string]openstack.ComputeService{}
+	run := &servicesRun{r: r, p: p, cloud: cloud, byHost: map[string]openstack.ComputeService{}, now: r.now()}
 	for _, s := range svcs {
-		byHost[s.Host] = s
+		run.byHost[s.Host] = s
 	}
-
-	// The hypervisor list is read only while a node waits to be mapped.
-	var mapped map[string]bool
-	hostMapped := func(host string) (bool, error) {
-		if mapped == nil {
-			hvs, err := cloud.ListHypervisors(ctx)
-			if err != nil {
-				return false, err
-			}
-			mapped = map[string]bool{}
-			for _, h := range hvs {
-				host := h.ServiceHost
-				if host == "" {
-					host = h.Hostname
-				}
-				mapped[host] = true
-			}
-		}
-		return mapped[host], nil
-	}
-	// Pods are listed once, and only when a node is releasing.
-	var podNodes map[string]bool
-	podOn := func(node string) (bool, error) {
-		if podNodes == nil {
-			pods := &corev1.PodList{}
-			if err := p.reader().List(ctx, pods, client.InNamespace(pool.Namespace), client.MatchingLabels(PodLabels(pool.Name))); err != nil {
-				return false, err
-			}
-			podNodes = map[string]bool{}
-			for _, pod := range pods.Items {
-				podNodes[pod.Spec.NodeName] = true
-			}
-		}
-		return podNodes[node], nil
-	}
-
-	now := r.now()
-	outcome := flow.Requeue(settledRequeue)
-	var noService, unmapped, down, draining, failed []string
-	// A call that fails for one node is reported and retried, and never
-	// keeps the other nodes from their next transition.
-	nodeFailed := func(what string, err error) {
-		failed = append(failed, what+": "+err.Error())
-		outcome = flow.Merge(outcome, flow.Requeue(apiErrorRequeue))
-	}
-	entries := append([]novav1alpha1.NovaComputeNode(nil), pool.Status.Nodes...)
+	// A copy: dropping an entry must not shift the loop.
+	entries := append([]novav1alpha1.NovaComputeNode(nil), p.pool.Status.Nodes...)
+	results := make([]ServiceResult, 0, len(entries))
 	for _, e := range entries {
-		svc, registered := byHost[e.Name]
-		cur := p.entry(e.Name)
-		if registered {
-			cur.ServiceID, cur.ServiceStatus, cur.ServiceState, cur.DisabledReason = svc.ID, svc.Status, svc.State, svc.DisabledReason
-			if cur.ServiceRegisteredAt == nil {
-				t := metav1.NewTime(now)
-				cur.ServiceRegisteredAt = &t
-			}
-		} else {
-			cur.ServiceID, cur.ServiceStatus, cur.ServiceState, cur.DisabledReason = "", "", "", ""
-		}
-		switch e.Phase {
-		case novav1alpha1.NodeActive, novav1alpha1.NodePending:
-			if !registered {
-				cur.Phase = novav1alpha1.NodePending
-				cur.ServiceRegisteredAt = nil
-				noService = append(noService, e.Name)
-				outcome = flow.Merge(outcome, flow.Requeue(nodeWaitRequeue))
-				continue
-			}
-			if e.Phase == novav1alpha1.NodePending {
-				ok, err := hostMapped(e.Name)
-				if err != nil {
-					return p.computeAPIError(novav1alpha1.ServicesReadyCondition, "listing the hypervisors", err)
-				}
-				if !ok {
-					unmapped = append(unmapped, e.Name)
-					outcome = flow.Merge(outcome, flow.Requeue(shortRequeue))
-					continue
-				}
-				cur.Phase = novav1alpha1.NodeActive
-				r.onboarding.mapped(pool, *cur, now)
-			}
-			if svc.State != "up" {
-				down = append(down, e.Name)
-			}
-		case novav1alpha1.NodeDraining:
-			if !registered {
-				p.dropEntry(e.Name)
-				continue
-			}
-			if svc.Status == "enabled" {
-				reason := disabledReason(pool)
-				if err := cloud.DisableService(ctx, svc.ID, reason); err != nil {
-					nodeFailed("disabling the service of "+e.Name, err)
-					continue
-				}
-				cur.ServiceStatus, cur.DisabledReason = "disabled", reason
-				r.event(pool, nodeRef(e.Name), false, novav1alpha1.ComputeServiceDisabledEvent, "Drain",
-					"Disabled the nova-compute service of %s: %s", e.Name, reason)
-			}
-			n, err := cloud.CountServersOnHost(ctx, e.Name)
-			if err != nil {
-				nodeFailed("counting the servers on "+e.Name, err)
-				continue
-			}
-			count := int32(n) //nolint:gosec // a host runs far fewer than 2^31 servers
-			cur.Instances = &count
-			if n > 0 {
-				draining = append(draining, fmt.Sprintf("%s (%d instance(s))", e.Name, n))
-				outcome = flow.Merge(outcome, flow.Requeue(nodeWaitRequeue))
-				continue
-			}
-			cur.Phase, cur.Instances = novav1alpha1.NodeReleasing, nil
-			outcome = flow.Merge(outcome, flow.Requeue(shortRequeue))
-		case novav1alpha1.NodeReleasing:
-			if !registered || p.decision.Handover[e.Name] {
-				p.dropEntry(e.Name)
-				continue
-			}
-			running, err := podOn(e.Name)
-			if err != nil {
-				return flow.Continue, flow.Fail(novav1alpha1.ServicesReadyCondition, novav1alpha1.PodListErrorReason, fmt.Errorf("listing the pool's pods: %w", err))
-			}
-			if running {
-				outcome = flow.Merge(outcome, flow.Requeue(shortRequeue))
-				continue
-			}
-			if err := cloud.DeleteService(ctx, svc.ID); err != nil {
-				if openstack.IsConflict(err) {
-					// Servers came back since they were counted.
-					cur.Phase = novav1alpha1.NodeDraining
-					outcome = flow.Merge(outcome, flow.Requeue(shortRequeue))
-					continue
-				}
-				nodeFailed("deleting the service of "+e.Name, err)
-				continue
-			}
-			r.event(pool, nodeRef(e.Name), false, novav1alpha1.ComputeServiceDeletedEvent, "Release",
-				"Deleted the nova-compute service of %s: no server is left on it and its pod is gone", e.Name)
-			p.dropEntry(e.Name)
-			outcome = flow.Merge(outcome, flow.Requeue(shortRequeue))
-		}
-	}
-
-	if len(failed) > 0 {
-		sort.Strings(failed)
-		setCondition(pool, novav1alpha1.ServicesReadyCondition, metav1.ConditionFalse, novav1alpha1.ComputeAPIErrorReason, strings.Join(failed, "; "))
-		if len(unmapped) == 0 {
-			return outcome, nil
-		}
-	}
-	if len(unmapped) > 0 {
-		state, err := r.runDiscovery(ctx, p)
+		d, err := run.node(ctx, e)
 		if err != nil {
-			setCondition(pool, novav1alpha1.ServicesReadyCondition, metav1.ConditionFalse, novav1alpha1.HostDiscoveryErrorReason, err.Error())
-			return flow.Requeue(shortRequeue), nil
+			return flow.Continue, err
 		}
-		if len(failed) > 0 {
-			return outcome, nil
+		results = append(results, ServiceResult{Node: e.Name, ServiceDecision: d})
+	}
+	var discovery Discovery
+	if slices.ContainsFunc(results, func(res ServiceResult) bool { return res.Action == ServiceDiscover }) {
+		discovery.State, discovery.Err = r.runDiscovery(ctx, p)
+	}
+	report := DecideServicesReady(results, discovery)
+	setCondition(p.pool, novav1alpha1.ServicesReadyCondition, report.Status, report.Reason, report.Message)
+	return report.Outcome, nil
+}
+
+// servicesRun is one Services step: what it read from Nova and the pool's
+// cluster. The hypervisors and the pods are listed once, and only when a
+// node asks: the hypervisors while a node waits to be mapped, the pods
+// when a node is releasing.
+type servicesRun struct {
+	r        *Reconciler
+	p        *pass
+	cloud    Cloud
+	byHost   map[string]openstack.ComputeService
+	now      time.Time
+	mapped   map[string]bool // hosts among the hypervisors
+	podNodes map[string]bool // nodes a pod of the pool runs on
+}
+
+// node mirrors a node's service into its entry, then asks DecideService,
+// does what it says and asks again with the answer, until the decision is
+// final, which it writes into the entry. The service is mirrored first,
+// so a listing that stops the pass still leaves it in the status.
+func (x *servicesRun) node(ctx context.Context, e novav1alpha1.NovaComputeNode) (ServiceDecision, error) {
+	cur := x.p.entry(e.Name)
+	obs := ServiceObs{Handover: x.p.decision.Handover[e.Name]}
+	if svc, ok := x.byHost[e.Name]; ok {
+		obs.Service = &svc
+		cur.ServiceID, cur.ServiceStatus, cur.ServiceState, cur.DisabledReason = svc.ID, svc.Status, svc.State, svc.DisabledReason
+		if cur.ServiceRegisteredAt == nil {
+			t := metav1.NewTime(x.now)
+			cur.ServiceRegisteredAt = &t
 		}
-		sort.Strings(unmapped)
-		setCondition(pool, novav1alpha1.ServicesReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForHostMappingReason,
-			fmt.Sprintf("hosts not mapped into a cell yet: %s; host discovery: %s", strings.Join(unmapped, ", "), state))
-		return outcome, nil
+	} else {
+		cur.ServiceID, cur.ServiceStatus, cur.ServiceState, cur.DisabledReason = "", "", "", ""
 	}
-	switch {
-	case len(noService) > 0:
-		sort.Strings(noService)
-		setCondition(pool, novav1alpha1.ServicesReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForServicesReason,
-			"no nova-compute service registered yet for: "+strings.Join(noService, ", "))
-	case len(down) > 0:
-		sort.Strings(down)
-		setCondition(pool, novav1alpha1.ServicesReadyCondition, metav1.ConditionFalse, novav1alpha1.ServicesDownReason,
-			"nova-compute services down: "+strings.Join(down, ", "))
-	case len(draining) > 0:
-		sort.Strings(draining)
-		setCondition(pool, novav1alpha1.ServicesReadyCondition, metav1.ConditionTrue, novav1alpha1.DrainingReason,
-			"draining, waiting for their servers to go: "+strings.Join(draining, ", "))
-	default:
-		setCondition(pool, novav1alpha1.ServicesReadyCondition, metav1.ConditionTrue, novav1alpha1.ServicesUpReason,
-			fmt.Sprintf("%d service(s) up and mapped", countPhase(pool.Status.Nodes, novav1alpha1.NodeActive)))
+	for {
+		d := DecideService(e, obs)
+		if d.Action.Final() {
+			x.settle(e, cur, obs, d)
+			return d, nil
+		}
+		var err error
+		switch d.Action {
+		case ServiceCheckMapping:
+			obs.Mapped, err = x.hostMapped(ctx, e.Name)
+		case ServiceCheckPods:
+			obs.PodRunning, err = x.podRunning(ctx, e.Name)
+		default:
+			x.call(ctx, e.Name, d.Action, cur, &obs)
+		}
+		if err != nil {
+			return d, err
+		}
 	}
-	return outcome, nil
+}
+
+// call makes the Nova call an action asks for and notes the answer in obs.
+// A failure is noted too, not returned: DecideService reports it.
+func (x *servicesRun) call(ctx context.Context, name string, action ServiceAction, cur *novav1alpha1.NovaComputeNode, obs *ServiceObs) {
+	pool := x.p.pool
+	switch action {
+	case ServiceDisable:
+		reason := disabledReason(pool)
+		if err := x.cloud.DisableService(ctx, obs.Service.ID, reason); err != nil {
+			obs.Failed = "disabling the service of " + name + ": " + err.Error()
+			return
+		}
+		obs.Service.Status, obs.Service.DisabledReason = "disabled", reason
+		cur.ServiceStatus, cur.DisabledReason = "disabled", reason
+		x.r.event(pool, nodeRef(name), false, novav1alpha1.ComputeServiceDisabledEvent, "Drain",
+			"Disabled the nova-compute service of %s: %s", name, reason)
+	case ServiceCountServers:
+		n, err := x.cloud.CountServersOnHost(ctx, name)
+		if err != nil {
+			obs.Failed = "counting the servers on " + name + ": " + err.Error()
+			return
+		}
+		obs.Servers = &n
+	case ServiceDelete:
+		err := x.cloud.DeleteService(ctx, obs.Service.ID)
+		switch {
+		case err != nil && openstack.IsConflict(err):
+			// Servers came back since they were counted.
+			obs.DeleteRefused = true
+		case err != nil:
+			obs.Failed = "deleting the service of " + name + ": " + err.Error()
+		default:
+			obs.Deleted = true
+			x.r.event(pool, nodeRef(name), false, novav1alpha1.ComputeServiceDeletedEvent, "Release",
+				"Deleted the nova-compute service of %s: no server is left on it and its pod is gone", name)
+		}
+	}
+}
+
+// settle writes a node's final decision into its entry.
+func (x *servicesRun) settle(e novav1alpha1.NovaComputeNode, cur *novav1alpha1.NovaComputeNode, obs ServiceObs, d ServiceDecision) {
+	if d.Action == ServiceDrop {
+		x.p.dropEntry(e.Name)
+		return
+	}
+	if d.Bucket == BucketNoService {
+		// The service is gone: onboarding starts again with the next one.
+		cur.ServiceRegisteredAt = nil
+	}
+	if obs.Servers != nil {
+		cur.Instances = d.Instances
+	}
+	cur.Phase = d.Phase
+	if e.Phase == novav1alpha1.NodePending && d.Phase == novav1alpha1.NodeActive {
+		x.r.onboarding.mapped(x.p.pool, *cur, x.now)
+	}
+}
+
+// hostMapped tells whether a host is among the hypervisors. A failed
+// listing stops the pass.
+func (x *servicesRun) hostMapped(ctx context.Context, host string) (*bool, error) {
+	if x.mapped == nil {
+		hvs, err := x.cloud.ListHypervisors(ctx)
+		if err != nil {
+			_, err = x.p.computeAPIError(novav1alpha1.ServicesReadyCondition, "listing the hypervisors", err)
+			return nil, err
+		}
+		x.mapped = map[string]bool{}
+		for _, h := range hvs {
+			name := h.ServiceHost
+			if name == "" {
+				name = h.Hostname
+			}
+			x.mapped[name] = true
+		}
+	}
+	return ptr.To(x.mapped[host]), nil
+}
+
+// podRunning tells whether a pod of the pool runs on a node. A failed
+// listing stops the pass.
+func (x *servicesRun) podRunning(ctx context.Context, node string) (*bool, error) {
+	if x.podNodes == nil {
+		pool := x.p.pool
+		pods := &corev1.PodList{}
+		if err := x.p.reader().List(ctx, pods, client.InNamespace(pool.Namespace), client.MatchingLabels(PodLabels(pool.Name))); err != nil {
+			return nil, flow.Fail(novav1alpha1.ServicesReadyCondition, novav1alpha1.PodListErrorReason, fmt.Errorf("listing the pool's pods: %w", err))
+		}
+		x.podNodes = map[string]bool{}
+		for _, pod := range pods.Items {
+			x.podNodes[pod.Spec.NodeName] = true
+		}
+	}
+	return ptr.To(x.podNodes[node]), nil
 }
 
 // runDiscovery drives the Nova's shared discovery Job and describes its

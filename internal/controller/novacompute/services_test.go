@@ -1,0 +1,290 @@
+package novacompute
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/openstack"
+)
+
+// nova is how Nova and the pool's cluster answer for one node in a
+// TestDecideService case.
+type nova struct {
+	service       *openstack.ComputeService // nil: not registered
+	handover      bool
+	mapped        bool
+	podRunning    bool
+	servers       int
+	disableFails  bool
+	countFails    bool
+	deleteRefused bool // 409: servers came back
+	deleteFails   bool
+}
+
+// walk plays the executor: it asks DecideService, answers each action from
+// n, and returns the actions asked for and the final decision.
+func walk(t *testing.T, phase string, n nova) ([]ServiceAction, ServiceDecision) {
+	t.Helper()
+	e := novav1alpha1.NovaComputeNode{Name: "n1", Phase: phase}
+	obs := ServiceObs{Handover: n.handover}
+	if n.service != nil {
+		svc := *n.service
+		obs.Service = &svc
+	}
+	var asked []ServiceAction
+	// Each answer changes the observation, so a chain longer than the
+	// number of actions means the decision does not move on.
+	for range 8 {
+		d := DecideService(e, obs)
+		if d.Action.Final() {
+			return asked, d
+		}
+		asked = append(asked, d.Action)
+		switch d.Action {
+		case ServiceCheckMapping:
+			obs.Mapped = ptr.To(n.mapped)
+		case ServiceCheckPods:
+			obs.PodRunning = ptr.To(n.podRunning)
+		case ServiceDisable:
+			if n.disableFails {
+				obs.Failed = "disabling the service of n1: boom"
+				continue
+			}
+			obs.Service.Status = "disabled"
+		case ServiceCountServers:
+			if n.countFails {
+				obs.Failed = "counting the servers on n1: boom"
+				continue
+			}
+			obs.Servers = ptr.To(n.servers)
+		case ServiceDelete:
+			switch {
+			case n.deleteRefused:
+				obs.DeleteRefused = true
+			case n.deleteFails:
+				obs.Failed = "deleting the service of n1: boom"
+			default:
+				obs.Deleted = true
+			}
+		}
+	}
+	t.Fatalf("no final decision after %v", asked)
+	return nil, ServiceDecision{}
+}
+
+func TestDecideService(t *testing.T) {
+	const (
+		pending   = novav1alpha1.NodePending
+		active    = novav1alpha1.NodeActive
+		draining  = novav1alpha1.NodeDraining
+		releasing = novav1alpha1.NodeReleasing
+		conflict  = novav1alpha1.NodeConflict
+	)
+	svc := func(status, state string) *openstack.ComputeService {
+		return &openstack.ComputeService{ID: "svc-1", Host: "n1", Status: status, State: state}
+	}
+	up, down := svc("enabled", "up"), svc("enabled", "down")
+	disabled := svc("disabled", "up")
+	foreign := &openstack.ComputeService{ID: "svc-1", Host: "n1", Status: "disabled", State: "up",
+		DisabledReason: "Hypervisor CRD: spec.maintenance=manual"}
+	var (
+		check    = ServiceCheckMapping
+		pods     = ServiceCheckPods
+		disable  = ServiceDisable
+		count    = ServiceCountServers
+		del      = ServiceDelete
+		instance = func(n int32) *int32 { return &n }
+	)
+	tests := []struct {
+		name  string
+		phase string
+		nova  nova
+		asked []ServiceAction
+		want  ServiceDecision
+	}{
+		// Rule 2: no service yet, or not any more.
+		{name: "Pending, not registered, waits for a service", phase: pending,
+			want: ServiceDecision{Phase: pending, Bucket: BucketNoService, Requeue: 30 * time.Second}},
+		{name: "Active, service gone, is Pending again", phase: active,
+			want: ServiceDecision{Phase: pending, Bucket: BucketNoService, Requeue: 30 * time.Second}},
+		// Rule 3: mapping.
+		{name: "Pending, registered, unmapped, runs discovery", phase: pending, nova: nova{service: up},
+			asked: []ServiceAction{check},
+			want:  ServiceDecision{Phase: pending, Action: ServiceDiscover, Bucket: BucketUnmapped, Requeue: 10 * time.Second}},
+		{name: "Pending, registered down, unmapped, is unmapped first", phase: pending, nova: nova{service: down},
+			asked: []ServiceAction{check},
+			want:  ServiceDecision{Phase: pending, Action: ServiceDiscover, Bucket: BucketUnmapped, Requeue: 10 * time.Second}},
+		{name: "Pending, registered up, mapped, is Active", phase: pending, nova: nova{service: up, mapped: true},
+			asked: []ServiceAction{check}, want: ServiceDecision{Phase: active}},
+		{name: "Pending, registered down, mapped, is Active and down", phase: pending, nova: nova{service: down, mapped: true},
+			asked: []ServiceAction{check}, want: ServiceDecision{Phase: active, Bucket: BucketDown}},
+		{name: "Pending, disabled by someone, mapped, is Active and left disabled", phase: pending, nova: nova{service: foreign, mapped: true},
+			asked: []ServiceAction{check}, want: ServiceDecision{Phase: active}},
+		// Rule 4: an Active node is not asked about its mapping again.
+		{name: "Active, up", phase: active, nova: nova{service: up}, want: ServiceDecision{Phase: active}},
+		{name: "Active, up, no longer listed as mapped", phase: active, nova: nova{service: up, mapped: false},
+			want: ServiceDecision{Phase: active}},
+		{name: "Active, down", phase: active, nova: nova{service: down}, want: ServiceDecision{Phase: active, Bucket: BucketDown}},
+		{name: "Active, disabled, is never enabled", phase: active, nova: nova{service: disabled}, want: ServiceDecision{Phase: active}},
+		{name: "Active, handover flag is not read", phase: active, nova: nova{service: up, handover: true}, want: ServiceDecision{Phase: active}},
+		// Rule 5: draining.
+		{name: "Draining, service gone, is dropped", phase: draining,
+			want: ServiceDecision{Phase: draining, Action: ServiceDrop}},
+		{name: "Draining, enabled, servers left", phase: draining, nova: nova{service: up, servers: 3},
+			asked: []ServiceAction{disable, count},
+			want:  ServiceDecision{Phase: draining, Bucket: BucketDraining, Instances: instance(3), Requeue: 30 * time.Second}},
+		{name: "Draining, enabled and down, is disabled all the same", phase: draining, nova: nova{service: down, servers: 1},
+			asked: []ServiceAction{disable, count},
+			want:  ServiceDecision{Phase: draining, Bucket: BucketDraining, Instances: instance(1), Requeue: 30 * time.Second}},
+		{name: "Draining, enabled, no server left, is Releasing", phase: draining, nova: nova{service: up},
+			asked: []ServiceAction{disable, count},
+			want:  ServiceDecision{Phase: releasing, Requeue: 10 * time.Second}},
+		{name: "Draining, disabled by the pool, is not disabled again", phase: draining, nova: nova{service: disabled, servers: 2},
+			asked: []ServiceAction{count},
+			want:  ServiceDecision{Phase: draining, Bucket: BucketDraining, Instances: instance(2), Requeue: 30 * time.Second}},
+		{name: "Draining, disabled by someone else, keeps that reason", phase: draining, nova: nova{service: foreign},
+			asked: []ServiceAction{count},
+			want:  ServiceDecision{Phase: releasing, Requeue: 10 * time.Second}},
+		{name: "Draining, the disable fails, nothing is counted", phase: draining, nova: nova{service: up, disableFails: true},
+			asked: []ServiceAction{disable},
+			want:  ServiceDecision{Phase: draining, Bucket: BucketFailed, Failure: "disabling the service of n1: boom", Requeue: 30 * time.Second}},
+		{name: "Draining, the count fails", phase: draining, nova: nova{service: disabled, countFails: true},
+			asked: []ServiceAction{count},
+			want:  ServiceDecision{Phase: draining, Bucket: BucketFailed, Failure: "counting the servers on n1: boom", Requeue: 30 * time.Second}},
+		{name: "Draining, the pods are not read", phase: draining, nova: nova{service: disabled, podRunning: true},
+			asked: []ServiceAction{count},
+			want:  ServiceDecision{Phase: releasing, Requeue: 10 * time.Second}},
+		// Rule 6: releasing.
+		{name: "Releasing, service gone, is dropped without a call", phase: releasing,
+			want: ServiceDecision{Phase: releasing, Action: ServiceDrop}},
+		{name: "Releasing, handed over, is dropped without a call", phase: releasing, nova: nova{service: up, handover: true},
+			want: ServiceDecision{Phase: releasing, Action: ServiceDrop}},
+		{name: "Releasing, the pod still runs", phase: releasing, nova: nova{service: disabled, podRunning: true},
+			asked: []ServiceAction{pods},
+			want:  ServiceDecision{Phase: releasing, Requeue: 10 * time.Second}},
+		{name: "Releasing, the pod is gone, the service is deleted", phase: releasing, nova: nova{service: disabled},
+			asked: []ServiceAction{pods, del},
+			want:  ServiceDecision{Phase: releasing, Action: ServiceDrop, Requeue: 10 * time.Second}},
+		{name: "Releasing, an enabled service is deleted without disabling", phase: releasing, nova: nova{service: up},
+			asked: []ServiceAction{pods, del},
+			want:  ServiceDecision{Phase: releasing, Action: ServiceDrop, Requeue: 10 * time.Second}},
+		{name: "Releasing, Nova refuses: servers came back, Draining again", phase: releasing, nova: nova{service: disabled, deleteRefused: true},
+			asked: []ServiceAction{pods, del},
+			want:  ServiceDecision{Phase: draining, Requeue: 10 * time.Second}},
+		{name: "Releasing, the deletion fails", phase: releasing, nova: nova{service: disabled, deleteFails: true},
+			asked: []ServiceAction{pods, del},
+			want:  ServiceDecision{Phase: releasing, Bucket: BucketFailed, Failure: "deleting the service of n1: boom", Requeue: 30 * time.Second}},
+		// Rule 7: a Conflict entry is never acted on.
+		{name: "Conflict, registered", phase: conflict, nova: nova{service: up, mapped: true}, want: ServiceDecision{Phase: conflict}},
+		{name: "Conflict, not registered", phase: conflict, want: ServiceDecision{Phase: conflict}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			asked, got := walk(t, tt.phase, tt.nova)
+			if !reflect.DeepEqual(asked, tt.asked) {
+				t.Errorf("asked %v, want %v", asked, tt.asked)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("decision = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestServiceActionFinal(t *testing.T) {
+	for a, final := range map[ServiceAction]bool{
+		ServiceKeep: true, ServiceDrop: true, ServiceDiscover: true,
+		ServiceCheckMapping: false, ServiceCheckPods: false, ServiceDisable: false, ServiceCountServers: false, ServiceDelete: false,
+	} {
+		if a.Final() != final {
+			t.Errorf("action %d: Final() = %v, want %v", a, a.Final(), final)
+		}
+	}
+}
+
+func TestDecideServicesReady(t *testing.T) {
+	res := func(node, phase string, b ServiceBucket, requeue time.Duration) ServiceResult {
+		return ServiceResult{Node: node, ServiceDecision: ServiceDecision{Phase: phase, Bucket: b, Requeue: requeue}}
+	}
+	activeUp := func(node string) ServiceResult { return res(node, novav1alpha1.NodeActive, BucketNone, 0) }
+	down := func(node string) ServiceResult { return res(node, novav1alpha1.NodeActive, BucketDown, 0) }
+	noService := func(node string) ServiceResult {
+		return res(node, novav1alpha1.NodePending, BucketNoService, nodeWaitRequeue)
+	}
+	unmapped := func(node string) ServiceResult {
+		r := res(node, novav1alpha1.NodePending, BucketUnmapped, shortRequeue)
+		r.Action = ServiceDiscover
+		return r
+	}
+	drain := func(node string, n int32) ServiceResult {
+		r := res(node, novav1alpha1.NodeDraining, BucketDraining, nodeWaitRequeue)
+		r.Instances = &n
+		return r
+	}
+	failed := func(node, what string) ServiceResult {
+		r := res(node, novav1alpha1.NodeDraining, BucketFailed, apiErrorRequeue)
+		r.Failure = what
+		return r
+	}
+	releasing := res("r1", novav1alpha1.NodeReleasing, BucketNone, shortRequeue)
+	conflict := res("c1", novav1alpha1.NodeConflict, BucketNone, 0)
+	jobRunning := Discovery{State: "Job nova-discover-hosts running"}
+	noJob := Discovery{Err: errors.New("host discovery needs the Nova's apiDatabase")}
+
+	tests := []struct {
+		name      string
+		results   []ServiceResult
+		discovery Discovery
+		status    metav1.ConditionStatus
+		reason    string
+		message   string
+		requeue   time.Duration
+	}{
+		{name: "no node", status: metav1.ConditionTrue, reason: novav1alpha1.ServicesUpReason,
+			message: "0 service(s) up and mapped", requeue: 60 * time.Second},
+		{name: "every service up; Conflict entries are not counted", results: []ServiceResult{activeUp("b"), activeUp("a"), conflict},
+			status: metav1.ConditionTrue, reason: novav1alpha1.ServicesUpReason, message: "2 service(s) up and mapped", requeue: 60 * time.Second},
+		{name: "a releasing node asks for 10 s and still leaves the pool up", results: []ServiceResult{activeUp("a"), releasing},
+			status: metav1.ConditionTrue, reason: novav1alpha1.ServicesUpReason, message: "1 service(s) up and mapped", requeue: 10 * time.Second},
+		{name: "draining nodes, sorted, with their servers", results: []ServiceResult{drain("n2", 1), activeUp("a"), drain("n1", 4)},
+			status: metav1.ConditionTrue, reason: novav1alpha1.DrainingReason,
+			message: "draining, waiting for their servers to go: n1 (4 instance(s)), n2 (1 instance(s))", requeue: 30 * time.Second},
+		{name: "down wins over draining", results: []ServiceResult{drain("n1", 4), down("b"), down("a")},
+			status: metav1.ConditionFalse, reason: novav1alpha1.ServicesDownReason, message: "nova-compute services down: a, b", requeue: 30 * time.Second},
+		{name: "down alone keeps the settled requeue", results: []ServiceResult{down("a"), activeUp("b")},
+			status: metav1.ConditionFalse, reason: novav1alpha1.ServicesDownReason, message: "nova-compute services down: a", requeue: 60 * time.Second},
+		{name: "no service wins over down", results: []ServiceResult{down("a"), noService("c"), noService("b")},
+			status: metav1.ConditionFalse, reason: novav1alpha1.WaitingForServicesReason,
+			message: "no nova-compute service registered yet for: b, c", requeue: 30 * time.Second},
+		{name: "unmapped wins over no service, with the Job's state", results: []ServiceResult{noService("b"), unmapped("c"), unmapped("a")}, discovery: jobRunning,
+			status: metav1.ConditionFalse, reason: novav1alpha1.WaitingForHostMappingReason,
+			message: "hosts not mapped into a cell yet: a, c; host discovery: Job nova-discover-hosts running", requeue: 10 * time.Second},
+		{name: "discovery that cannot run", results: []ServiceResult{unmapped("a"), activeUp("b")}, discovery: noJob,
+			status: metav1.ConditionFalse, reason: novav1alpha1.HostDiscoveryErrorReason, message: noJob.Err.Error(), requeue: 10 * time.Second},
+		{name: "a discovery error without an unmapped host is not read", results: []ServiceResult{activeUp("b")}, discovery: noJob,
+			status: metav1.ConditionTrue, reason: novav1alpha1.ServicesUpReason, message: "1 service(s) up and mapped", requeue: 60 * time.Second},
+		{name: "failed calls, sorted, retried in 30 s", results: []ServiceResult{failed("b", "disabling the service of b: boom"), drain("n1", 2), failed("a", "counting the servers on a: boom")},
+			status: metav1.ConditionFalse, reason: novav1alpha1.ComputeAPIErrorReason,
+			message: "counting the servers on a: boom; disabling the service of b: boom", requeue: 30 * time.Second},
+		{name: "failed calls win over unmapped hosts once discovery ran", results: []ServiceResult{unmapped("a"), failed("b", "deleting the service of b: boom")}, discovery: jobRunning,
+			status: metav1.ConditionFalse, reason: novav1alpha1.ComputeAPIErrorReason, message: "deleting the service of b: boom", requeue: 10 * time.Second},
+		{name: "discovery that cannot run wins over failed calls", results: []ServiceResult{failed("b", "deleting the service of b: boom"), unmapped("a")}, discovery: noJob,
+			status: metav1.ConditionFalse, reason: novav1alpha1.HostDiscoveryErrorReason, message: noJob.Err.Error(), requeue: 10 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := DecideServicesReady(tt.results, tt.discovery)
+			want := ServicesReport{Status: tt.status, Reason: tt.reason, Message: tt.message, Outcome: flow.Requeue(tt.requeue)}
+			if got != want {
+				t.Errorf("report = %+v,\n want %+v", got, want)
+			}
+		})
+	}
+}
