@@ -76,6 +76,13 @@ type servicesRun struct {
 // final, which it writes into the entry. The service is mirrored first,
 // so a listing that stops the pass still leaves it in the status.
 func (x *servicesRun) node(ctx context.Context, e novav1alpha1.NovaComputeNode) (ServiceDecision, error) {
+	if e.Phase == novav1alpha1.NodeConflict {
+		// The service is the holding pool's; this pool mirrors nothing of
+		// it. The Nodes step rebuilds a Conflict entry on every pass, so a
+		// registration time stamped here would change, and be written, on
+		// every pass.
+		return DecideService(e, ServiceObs{}), nil
+	}
 	cur := x.p.entry(e.Name)
 	obs := ServiceObs{Handover: x.p.decision.Handover[e.Name]}
 	if svc, ok := x.byHost[e.Name]; ok {
