@@ -104,7 +104,7 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 	}
 	targets := MirrorTargets(nova, pools.Items)
 	if len(targets) == 0 {
-		setNovaReady(cp, metav1.ConditionTrue, c5c3v1alpha1.NovaReadyReason, fmt.Sprintf("Nova %s is Ready; no compute cluster needs its contract", nova.Name))
+		setNovaReady(cp, c5c3v1alpha1.NovaReadyReason, fmt.Sprintf("Nova %s is Ready; no compute cluster needs its contract", nova.Name))
 		return flow.Continue, nil
 	}
 
@@ -128,7 +128,7 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 		reason, message := summarizeMirrors(results)
 		return flow.Continue, flow.Wait(c5c3v1alpha1.NovaReadyCondition, reason, waitRequeue, "%s", message)
 	}
-	setNovaReady(cp, metav1.ConditionTrue, c5c3v1alpha1.NovaReadyReason,
+	setNovaReady(cp, c5c3v1alpha1.NovaReadyReason,
 		fmt.Sprintf("Nova %s is Ready; its contract is on %s", nova.Name, strings.Join(targets, ", ")))
 	return flow.Continue, nil
 }

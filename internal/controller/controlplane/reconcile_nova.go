@@ -40,7 +40,7 @@ func NovaName(cp *c5c3v1alpha1.ControlPlane) string { return cp.Name + c5c3v1alp
 func (r *Reconciler) reconcileNova(ctx context.Context, p *pass) (flow.Outcome, error) {
 	cp := p.cp
 	if cp.Spec.Services.Nova == nil {
-		setNovaReady(cp, metav1.ConditionTrue, c5c3v1alpha1.NovaNotManagedReason, "services.nova is not set")
+		setNovaReady(cp, c5c3v1alpha1.NovaNotManagedReason, "services.nova is not set")
 		return flow.Continue, nil
 	}
 	if cp.Spec.Infrastructure.Messaging == nil || cp.Spec.Services.Keystone == nil {

@@ -14,9 +14,10 @@ func conditionsOf(cp *c5c3v1alpha1.ControlPlane) flow.Conditions {
 	return flow.Conditions{List: &cp.Status.Conditions, Generation: cp.Generation}
 }
 
-// setNovaReady reports NovaReady.
-func setNovaReady(cp *c5c3v1alpha1.ControlPlane, status metav1.ConditionStatus, reason, message string) {
-	conditionsOf(cp).Set(c5c3v1alpha1.NovaReadyCondition, status, reason, message)
+// setNovaReady reports NovaReady True; a step that fails reports it False
+// through its error.
+func setNovaReady(cp *c5c3v1alpha1.ControlPlane, reason, message string) {
+	conditionsOf(cp).Set(c5c3v1alpha1.NovaReadyCondition, metav1.ConditionTrue, reason, message)
 }
 
 // errorReasons are the NovaReady reasons that deserve a Warning event.

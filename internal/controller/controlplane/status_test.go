@@ -60,7 +60,7 @@ func TestFailingStepLeavesReadyNotTrue(t *testing.T) {
 					if i == tt.step {
 						return flow.Continue, tt.err
 					}
-					setNovaReady(cp, metav1.ConditionTrue, c5c3v1alpha1.NovaReadyReason, "")
+					setNovaReady(cp, c5c3v1alpha1.NovaReadyReason, "")
 					return flow.Continue, nil
 				}
 			}
