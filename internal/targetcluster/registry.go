@@ -231,6 +231,8 @@ func (r *Registry) engage(name string, reg *Registration) (_ *engagement, err er
 	// Children are written in bursts (one per object of a kind); the
 	// client-side limiter should not be what slows a pass down.
 	cfg.QPS, cfg.Burst = 50, 100
+	// The operator names itself in the compute cluster's audit trail.
+	cfg.UserAgent = "anvil-operator"
 	cacheOpts := cache.Options{}
 	if len(reg.Namespaces) > 0 {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}

@@ -43,7 +43,7 @@ var (
 // services.
 func TestMain(m *testing.M) {
 	os.Exit(openstacktest.Run(&cloud, func() int {
-		return testenv.Run(m, testenv.Options{ComputeClusters: 1}, &env)
+		return testenv.Run(m, testenv.Options{ComputeClusters: 1, Audit: true}, &env)
 	}))
 }
 

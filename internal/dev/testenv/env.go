@@ -49,6 +49,10 @@ type Options struct {
 	// ClustersNamespace holds the registration Secrets; it defaults to the
 	// operator's default.
 	ClustersNamespace string
+
+	// Audit makes every apiserver log its write requests, which a test
+	// reads with Cluster.AuditMark and Cluster.AuditWrites.
+	Audit bool
 }
 
 // Environment is a running management cluster plus its compute clusters.
@@ -62,7 +66,8 @@ type Environment struct {
 	// Scheme knows the built-in kinds and every Anvil kind.
 	Scheme *runtime.Scheme
 
-	dir string
+	dir   string
+	audit bool
 }
 
 // Cluster is one real kube-apiserver with its etcd.
@@ -82,6 +87,7 @@ type Cluster struct {
 	dir       string
 	binDir    string
 	workloads *workloads
+	auditLog  string
 }
 
 // ComputeClusterName returns the name of the i-th compute cluster (0-based):
@@ -105,7 +111,7 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Environment{ClustersNamespace: opts.ClustersNamespace, Scheme: operator.NewScheme(), dir: dir}
+	e := &Environment{ClustersNamespace: opts.ClustersNamespace, Scheme: operator.NewScheme(), dir: dir, audit: opts.Audit}
 	defer func() {
 		if err != nil {
 			_ = e.Stop()
@@ -161,6 +167,13 @@ func (e *Environment) startCluster(name, binDir string, crds []*apiextensionsv1.
 	// it shuts down, and every test keeps watches open; 60s per stop would
 	// dominate the suite. Test requests finish in milliseconds.
 	apiServer.Configure().Set("request-timeout", "5s")
+	var auditLog string
+	if e.audit {
+		var err error
+		if auditLog, err = enableAudit(apiServer, dir); err != nil {
+			return nil, err
+		}
+	}
 	env := &envtest.Environment{
 		ControlPlane:             envtest.ControlPlane{APIServer: apiServer},
 		WebhookInstallOptions:    webhooks,
@@ -175,7 +188,7 @@ func (e *Environment) startCluster(name, binDir string, crds []*apiextensionsv1.
 	if err != nil {
 		return nil, fmt.Errorf("starting cluster %s: %w", name, err)
 	}
-	c := &Cluster{Name: name, Config: cfg, env: env, dir: dir, binDir: binDir}
+	c := &Cluster{Name: name, Config: cfg, env: env, dir: dir, binDir: binDir, auditLog: auditLog}
 	if c.Client, err = client.New(cfg, client.Options{Scheme: e.Scheme}); err != nil {
 		return c, err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -21,7 +22,11 @@ import (
 // more than once.
 func (e *Environment) NewManager(logs io.Writer) (ctrl.Manager, error) {
 	skip := true
-	return ctrl.NewManager(e.Management.Config, ctrl.Options{
+	// The operator's requests carry its own user agent, so that a test can
+	// tell them from its own in the apiserver's audit log.
+	cfg := rest.CopyConfig(e.Management.Config)
+	cfg.UserAgent = OperatorUserAgent
+	return ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 e.Scheme,
 		Logger:                 zap.New(zap.WriteTo(logs), zap.UseDevMode(true)),
 		Metrics:                metricsserver.Options{BindAddress: "0"},

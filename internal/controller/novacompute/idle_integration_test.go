@@ -1,0 +1,441 @@
+package novacompute_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/novacompute"
+	"github.com/anvil/anvil/internal/dev/localcloud"
+	"github.com/anvil/anvil/internal/dev/podrunner"
+	"github.com/anvil/anvil/internal/dev/testenv"
+	hypervisorv1 "github.com/anvil/anvil/internal/hypervisor/v1"
+)
+
+// The settled system of TestIntegrationSettledOperatorWritesNothing: a
+// ControlPlane, Nova and pool of its own on a node of its own, so that it
+// shares nothing with TestIntegrationPool but the stack, and leaves nothing
+// behind for it.
+const (
+	idleCP   = "idlecp"
+	idleNova = idleCP + "-nova"
+	idlePool = "idle"
+	// idlePasses is how many settled passes the quiet window spans.
+	idlePasses = 3
+	// idleRequeue is the pool's settled requeue (novacompute's
+	// settledRequeue); the window lasts at least idlePasses of them.
+	idleRequeue = 60 * time.Second
+)
+
+var (
+	nodeIdle  = "hv" + run + "-4"
+	zoneIdle  = "az" + run + "-4"
+	traitIdle = "CUSTOM_IDLE_" + run
+)
+
+// TestIntegrationSettledOperatorWritesNothing proves that a settled Anvil
+// writes nothing: with a ControlPlane whose contract is mirrored onto
+// compute-a and a Ready pool there on the real Nova (traits applied, so
+// the Hypervisor is read each pass too), the apiservers of mgmt and
+// compute-a record no write request of the operator while the pool passes
+// at least three times.
+//
+// The writes are counted where they land, in each apiserver's audit log
+// (testenv.Options.Audit), not by the operator. Every client of the
+// operator, the manager's and the registry's for compute clusters, sends
+// the user agent testenv.OperatorUserAgent, which no other client in this
+// binary sends: the test's own clients use Go's default one, the pod
+// runners, controller manager, scheduler and kwok their own. So a write
+// with that user agent is the operator's, events it records included, and
+// what the node and pod heartbeats write is not counted. That the
+// identification works is checked too: the operator's writes while the
+// system converges must show up on both clusters.
+//
+// The passes are counted by controller-runtime's reconcile counter: each
+// settled pass ends asking for its next one, in settledRequeue. Here the
+// pod runner's Node heartbeats also start passes, since virtual-kubelet
+// keeps its last status in a Node annotation; the window lasts at least
+// idlePasses settled requeues either way.
+//
+// An event recorded on every pass since convergence escapes the window:
+// the events API turns repeats into a series on the client and patches it
+// only every 30 minutes. Such series are logged.
+func TestIntegrationSettledOperatorWritesNothing(t *testing.T) {
+	started := time.Now()
+	e := startStack(t)
+	compute := e.ComputeCluster("compute-a")
+	clusters := []*testenv.Cluster{e.Management, compute}
+	setupMarks := auditMarks(t, clusters)
+	cl, _ := cloud.ForTest(t)
+	cl.Trait(traitIdle)
+	cl.ComputeService(nodeIdle)
+
+	startRunner(t, compute, []podrunner.Node{{Name: nodeIdle, Labels: map[string]string{
+		corev1.LabelTopologyZone: zoneIdle, poolKey: idlePool,
+	}}})
+	newIdleControlPlane(t, e)
+	hv := &hypervisorv1.Hypervisor{ObjectMeta: metav1.ObjectMeta{Name: nodeIdle}}
+	if err := compute.Client.Create(t.Context(), hv); err != nil {
+		t.Fatal(err)
+	}
+	pool := &novav1alpha1.NovaCompute{ObjectMeta: metav1.ObjectMeta{Name: idlePool, Namespace: ns}}
+	pool.Spec.NovaRef.Name = idleNova
+	pool.Spec.NodeSelector = map[string]string{poolKey: idlePool}
+	pool.Spec.TargetClusterRef = &anvilmeta.TargetClusterRef{Name: compute.Name}
+	pool.Spec.Libvirt.VirtType = "kvm"
+	pool.Spec.Traits = []string{traitIdle}
+	if err := e.Management.Client.Create(t.Context(), pool); err != nil {
+		t.Fatal(err)
+	}
+	defer tearDownIdle(t, e, compute)
+
+	// The hypervisor operator's part: apply the traits the pool wrote.
+	eventually(t, 6*time.Minute, "the pool writes the traits of "+nodeIdle, func(ctx context.Context) (bool, string) {
+		if err := compute.Client.Get(ctx, client.ObjectKeyFromObject(hv), hv); err != nil {
+			return false, err.Error()
+		}
+		p, err := getPool(ctx, e, idlePool)
+		if err != nil {
+			return false, err.Error()
+		}
+		_, seen := conditionOf(p, anvilmeta.ReadyCondition)
+		return slices.Equal(hv.Spec.CustomTraits, []string{traitIdle}), fmt.Sprintf("customTraits %v; pool %s; pods: %s",
+			hv.Spec.CustomTraits, seen, podStates(t, compute, idlePool))
+	})
+	hv.Status.Traits = []string{traitIdle}
+	if err := compute.Client.Status().Update(t.Context(), hv); err != nil {
+		t.Fatal(err)
+	}
+	waitSettled(t, e, compute)
+	t.Logf("settled after %s", time.Since(started).Round(time.Second))
+
+	// The operator's writes so far prove it is told apart in the logs.
+	for i, c := range clusters {
+		writes, _, err := c.AuditWrites(setupMarks[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(testenv.OperatorWrites(writes)) == 0 {
+			t.Fatalf("the audit log of %s holds no write with user agent %q while the pool converged: the operator's requests are not identified",
+				c.Name, testenv.OperatorUserAgent)
+		}
+	}
+	quiet(t, clusters)
+
+	// The window: at least idlePasses settled passes, and as long.
+	before, _ := getPool(t.Context(), e, idlePool)
+	passes0, errors0 := reconcileTotal(t, "requeue_after"), reconcileTotal(t, "error")
+	marks := auditMarks(t, clusters)
+	windowStart := time.Now()
+	eventually(t, idlePasses*idleRequeue+3*time.Minute, fmt.Sprintf("%d settled passes", idlePasses), func(context.Context) (bool, string) {
+		passes := reconcileTotal(t, "requeue_after") - passes0
+		elapsed := time.Since(windowStart)
+		return passes >= idlePasses && elapsed > idlePasses*idleRequeue+5*time.Second,
+			fmt.Sprintf("%v passes in %s", passes, elapsed.Round(time.Second))
+	})
+	window := time.Since(windowStart)
+	passes, failed := reconcileTotal(t, "requeue_after")-passes0, reconcileTotal(t, "error")-errors0
+	var offending []string
+	for i, c := range clusters {
+		writes, _, err := c.AuditWrites(marks[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops := testenv.OperatorWrites(writes)
+		t.Logf("%s: %d writes in the window, %d by the operator", c.Name, len(writes), len(ops))
+		if len(ops) > 0 {
+			offending = append(offending, fmt.Sprintf("%s (%d):\n%s%s", c.Name, len(ops), testenv.FormatAuditEvents(ops), describeEvents(t, c, ops)))
+		}
+	}
+	t.Logf("window %s: %v settled passes, %v failed passes", window.Round(time.Second), passes, failed)
+	if failed > 0 {
+		t.Errorf("%v passes failed in the window; a settled pool's passes succeed", failed)
+	}
+	after, err := getPool(t.Context(), e, idlePool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, seen := conditionOf(after, anvilmeta.ReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("the pool left Ready in the window: %s", seen)
+	}
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("the pool changed in the window: resourceVersion %s -> %s", before.ResourceVersion, after.ResourceVersion)
+	}
+	logRecurringEvents(t, e)
+	if len(offending) > 0 {
+		t.Errorf("a settled operator wrote during %d settled passes (%s):\n%s", int(passes), window.Round(time.Second), strings.Join(offending, "\n"))
+	}
+	t.Logf("%s since the test started", time.Since(started).Round(time.Second))
+}
+
+// newIdleControlPlane declares the idle system's cloud: the local services
+// with the TLS bus and the remote hand-over, so the contract that reaches
+// compute-a is the mirror of the remote form.
+func newIdleControlPlane(t *testing.T, e *testenv.Environment) {
+	t.Helper()
+	local := cloud.Local()
+	busURL, err := local.TransportURL(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	novaPassword, err := local.ServicePassword("nova")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbPassword, err := local.DatabasePassword("nova")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := readFile(local.Endpoints[localcloud.RabbitMQCA])
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := e.Management
+	secret := func(suffix string, data map[string]string) string {
+		m.PutSecret(t, ns, idleCP+suffix, data)
+		return idleCP + suffix
+	}
+	ep := local.Endpoints
+	var port int32
+	if _, err := fmt.Sscanf(ep[localcloud.MariaDBPort], "%d", &port); err != nil {
+		t.Fatalf("the MariaDB port in endpoints.env: %v", err)
+	}
+	dbSecret := secret("-db", map[string]string{"username": "nova", "password": dbPassword})
+	db := func(name string) *c5c3v1alpha1.DatabaseSpec {
+		return &c5c3v1alpha1.DatabaseSpec{Host: "127.0.0.1", Port: port, Database: name, SecretName: dbSecret}
+	}
+	svc := func(url string) *c5c3v1alpha1.ReferencedService {
+		return &c5c3v1alpha1.ReferencedService{InternalEndpoint: url, PublicEndpoint: url}
+	}
+	cp := &c5c3v1alpha1.ControlPlane{ObjectMeta: metav1.ObjectMeta{Name: idleCP, Namespace: ns}}
+	cp.Spec.Infrastructure.Messaging = &c5c3v1alpha1.MessagingSpec{
+		SecretRef: c5c3v1alpha1.SecretKeyRef{Name: secret("-bus", map[string]string{"transport_url": busURL})},
+		TLS: &c5c3v1alpha1.MessagingTLSSpec{CABundleSecretRef: c5c3v1alpha1.SecretKeyRef{
+			Name: secret("-bus-ca", map[string]string{"ca.crt": ca}),
+		}},
+	}
+	cp.Spec.Services = c5c3v1alpha1.ServicesSpec{
+		Keystone:  &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: ep[localcloud.KeystoneURL], PublicEndpoint: ep[localcloud.KeystonePublicURL], Region: ep[localcloud.Region]},
+		Placement: svc(ep[localcloud.PlacementURL]), Neutron: svc(ep[localcloud.NeutronURL]), Glance: svc(ep[localcloud.ImageURL]),
+		Nova: &c5c3v1alpha1.NovaServiceSpec{
+			OpenStackRelease:     "2026.1",
+			Image:                anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/nova", Tag: "2026.1"},
+			ServiceUserSecretRef: c5c3v1alpha1.SecretKeyRef{Name: secret("-nova-password", map[string]string{"password": novaPassword})},
+			MetadataSharedSecretRef: &c5c3v1alpha1.SecretKeyRef{
+				Name: secret("-metadata", map[string]string{"shared_secret": "idle-metadata-" + run}), Key: "shared_secret",
+			},
+			RemoteCompute: &c5c3v1alpha1.RemoteComputeSpec{TransportURLSecretRef: c5c3v1alpha1.SecretKeyRef{
+				Name: secret("-remote-transport", map[string]string{"transport_url": busURL}),
+			}},
+			APIDatabase: db("nova_api"),
+			Database:    db("nova"),
+		},
+	}
+	if err := m.Client.Create(t.Context(), cp); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitSettled waits until everything the window watches has converged: the
+// pool Ready on its current generation with its node Active and its traits
+// applied, its DaemonSet rolled out, the ControlPlane Ready and its mirror
+// on compute-a.
+func waitSettled(t *testing.T, e *testenv.Environment, compute *testenv.Cluster) {
+	t.Helper()
+	eventually(t, 6*time.Minute, "the idle pool settled", func(ctx context.Context) (bool, string) {
+		p, err := getPool(ctx, e, idlePool)
+		if err != nil {
+			return false, err.Error()
+		}
+		ready, seen := conditionOf(p, anvilmeta.ReadyCondition)
+		traits, seenTraits := conditionOf(p, novav1alpha1.TraitsReadyCondition)
+		en := nodeEntry(p, nodeIdle)
+		ok := ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == p.Generation &&
+			traits != nil && traits.Reason == novav1alpha1.TraitsAppliedReason &&
+			en != nil && en.Phase == novav1alpha1.NodeActive && en.ServiceState == "up"
+		return ok, fmt.Sprintf("%s; %s; node %+v; pods: %s", seen, seenTraits, en, podStates(t, compute, idlePool))
+	})
+	eventually(t, 2*time.Minute, "the idle pool's DaemonSet rolled out", func(context.Context) (bool, string) {
+		ds := daemonSet(t, compute, idlePool)
+		return novacompute.DaemonSetRolledOut(ds), fmt.Sprintf("%+v", ds.Status)
+	})
+	eventually(t, 2*time.Minute, "the ControlPlane Ready with its mirror on compute-a", func(ctx context.Context) (bool, string) {
+		cp := &c5c3v1alpha1.ControlPlane{}
+		if err := e.Management.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: idleCP}, cp); err != nil {
+			return false, err.Error()
+		}
+		mirror := &corev1.Secret{}
+		err := compute.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: idleNova + novav1alpha1.ComputeConfigSuffix}, mirror)
+		if err != nil {
+			return false, "mirror: " + err.Error()
+		}
+		ready := apimeta.FindStatusCondition(cp.Status.Conditions, anvilmeta.ReadyCondition)
+		if ready == nil {
+			return false, "ControlPlane Ready absent"
+		}
+		return ready.Status == metav1.ConditionTrue && mirror.Labels[c5c3v1alpha1.ComputeConfigMirrorLabel] == "true",
+			fmt.Sprintf("ControlPlane Ready=%s %s: %s; mirror labels %v", ready.Status, ready.Reason, ready.Message, mirror.Labels)
+	})
+}
+
+// quiet waits, for at most two settled requeues, until the operator has
+// written nothing for 15 s, so that the window starts after the last
+// write of convergence (the status that reports Ready, an event about
+// it). A system that never goes quiet goes on to the window, which
+// reports what it writes.
+func quiet(t *testing.T, clusters []*testenv.Cluster) {
+	t.Helper()
+	const span = 15 * time.Second
+	marks := auditMarks(t, clusters)
+	last := time.Now()
+	deadline := last.Add(2 * idleRequeue)
+	var seen []string
+	for time.Now().Before(deadline) && time.Since(last) < span {
+		time.Sleep(time.Second)
+		for i, c := range clusters {
+			writes, next, err := c.AuditWrites(marks[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			marks[i] = next
+			for _, w := range testenv.OperatorWrites(writes) {
+				last = time.Now()
+				seen = append(seen, c.Name+": "+w.String())
+			}
+		}
+	}
+	if len(seen) > 0 {
+		t.Logf("the operator's writes after it settled, before the window:\n  %s", strings.Join(seen, "\n  "))
+	}
+	if time.Since(last) < span {
+		t.Logf("the operator did not go quiet for %s within %s", span, 2*idleRequeue)
+	}
+}
+
+// tearDownIdle deletes the idle pool, which reaps its mirror, Nova services
+// and aggregates, and then its Hypervisor and ControlPlane, so that
+// TestIntegrationPool finds compute-a and the cloud as it expects them.
+func tearDownIdle(t *testing.T, e *testenv.Environment, compute *testenv.Cluster) {
+	t.Helper()
+	if _, err := getPool(t.Context(), e, idlePool); err == nil {
+		deletePool(t, e, idlePool)
+	}
+	hv := &hypervisorv1.Hypervisor{ObjectMeta: metav1.ObjectMeta{Name: nodeIdle}}
+	if err := compute.Client.Delete(t.Context(), hv); err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("deleting Hypervisor %s: %v", nodeIdle, err)
+	}
+	cp := &c5c3v1alpha1.ControlPlane{ObjectMeta: metav1.ObjectMeta{Name: idleCP, Namespace: ns}}
+	if err := e.Management.Client.Delete(t.Context(), cp); err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("deleting ControlPlane %s: %v", idleCP, err)
+	}
+}
+
+// describeEvents names what the events among writes are about, from the
+// events themselves: reason, action, regarding and related object, and the
+// series count. It never prints a note.
+func describeEvents(t *testing.T, c *testenv.Cluster, writes []testenv.AuditEvent) string {
+	t.Helper()
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range writes {
+		key := w.Namespace + "/" + w.Name
+		if w.Resource != "events" || seen[key] {
+			continue
+		}
+		seen[key] = true
+		ev := &eventsv1.Event{}
+		if err := c.Client.Get(t.Context(), client.ObjectKey{Namespace: w.Namespace, Name: w.Name}, ev); err != nil {
+			out = append(out, fmt.Sprintf("  event %s: %v", key, err))
+			continue
+		}
+		count := int32(1)
+		if ev.Series != nil {
+			count = ev.Series.Count
+		}
+		related := ""
+		if r := ev.Related; r != nil {
+			related = ", related " + r.Kind + " " + r.Name
+		}
+		out = append(out, fmt.Sprintf("  event %s: %s %s %s, regarding %s %s%s, count %d",
+			key, ev.Type, ev.Reason, ev.Action, ev.Regarding.Kind, ev.Regarding.Name, related, count))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "\n" + strings.Join(out, "\n")
+}
+
+// logRecurringEvents logs the events about the idle objects that recurred.
+// The events API folds a repeat into a series on the client: the apiserver
+// sees the second occurrence as a patch, and later ones only every 30
+// minutes. An event recorded on every pass since convergence is therefore
+// invisible to the window; a series here points at one.
+func logRecurringEvents(t *testing.T, e *testenv.Environment) {
+	t.Helper()
+	list := &eventsv1.EventList{}
+	if err := e.Management.Client.List(t.Context(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range list.Items {
+		if ev.Series == nil || !slices.Contains([]string{idlePool, idleCP, idleNova}, ev.Regarding.Name) {
+			continue
+		}
+		t.Logf("event %s recurred: %s %s %s, regarding %s %s, count %d, last seen %s", ev.Name, ev.Type, ev.Reason, ev.Action,
+			ev.Regarding.Kind, ev.Regarding.Name, ev.Series.Count, ev.Series.LastObservedTime.Format(time.TimeOnly))
+	}
+}
+
+// auditMarks returns the current end of each cluster's audit log.
+func auditMarks(t *testing.T, clusters []*testenv.Cluster) []int64 {
+	t.Helper()
+	marks := make([]int64, len(clusters))
+	for i, c := range clusters {
+		m, err := c.AuditMark()
+		if err != nil {
+			t.Fatal(err)
+		}
+		marks[i] = m
+	}
+	return marks
+}
+
+// reconcileTotal returns how many passes of the pool controller ended with
+// result (success, error, requeue or requeue_after), from
+// controller-runtime's own counter.
+func reconcileTotal(t *testing.T, result string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["controller"] == "novacompute-controller" && labels["result"] == result {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
+}
