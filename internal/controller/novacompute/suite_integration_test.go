@@ -18,15 +18,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/anvil/anvil/config/crd"
-	"github.com/anvil/anvil/internal/controller/controlplane"
-	"github.com/anvil/anvil/internal/controller/nova"
-	"github.com/anvil/anvil/internal/controller/novacompute"
 	"github.com/anvil/anvil/internal/dev/localcloud"
 	"github.com/anvil/anvil/internal/dev/openstacktest"
 	"github.com/anvil/anvil/internal/dev/podrunner"
 	"github.com/anvil/anvil/internal/dev/testenv"
-	"github.com/anvil/anvil/internal/targetcluster"
-	anvilwebhook "github.com/anvil/anvil/internal/webhook"
+	"github.com/anvil/anvil/internal/operator"
 )
 
 var (
@@ -62,7 +58,7 @@ var (
 // controller manager, scheduler and a pod runner on both clusters (the
 // discovery Job runs on the management cluster, nova-compute on compute-a),
 // the stand-in Hypervisor CRD on compute-a, and the operator's controllers
-// and webhooks.
+// and webhooks, wired as production wires them.
 func startStack(t *testing.T) *testenv.Environment {
 	t.Helper()
 	e := testenv.Require(t, env)
@@ -95,34 +91,20 @@ func startStack(t *testing.T) *testenv.Environment {
 		waitEstablished(t, crdClient, standIns)
 		startRunner(t, e.Management, []podrunner.Node{{Name: "mgmt-runner-" + run}})
 		startRunner(t, compute, []podrunner.Node{
-			{Name: nodeA1, Labels: map[string]string{podrunner.ZoneLabel: zone1}},
-			{Name: nodeA2, Labels: map[string]string{podrunner.ZoneLabel: zone2}},
-			{Name: nodeC, Labels: map[string]string{podrunner.ZoneLabel: zone3}},
+			{Name: nodeA1, Labels: map[string]string{corev1.LabelTopologyZone: zone1}},
+			{Name: nodeA2, Labels: map[string]string{corev1.LabelTopologyZone: zone2}},
+			{Name: nodeC, Labels: map[string]string{corev1.LabelTopologyZone: zone3}},
 		})
 
 		mgr, err := e.NewManager(logs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		registry := targetcluster.New(mgr, targetcluster.Options{Namespace: e.ClustersNamespace, ProbeInterval: time.Second})
-		for _, setup := range []func() error{
-			func() error { return registry.SetupWithManager(mgr) },
-			func() error {
-				return (&nova.Reconciler{Client: mgr.GetClient(), Scheme: e.Scheme, Registry: registry}).SetupWithManager(ctx, mgr)
-			},
-			func() error {
-				return (&controlplane.Reconciler{Client: mgr.GetClient(), Scheme: e.Scheme, Registry: registry}).SetupWithManager(ctx, mgr)
-			},
-			func() error {
-				return (&novacompute.Reconciler{Client: mgr.GetClient(), Scheme: e.Scheme, Registry: registry}).SetupWithManager(ctx, mgr)
-			},
-			func() error { return anvilwebhook.SetupNovaWebhook(mgr) },
-			func() error { return anvilwebhook.SetupControlPlaneWebhook(mgr) },
-			func() error { return anvilwebhook.SetupNovaComputeWebhook(mgr) },
-		} {
-			if err := setup(); err != nil {
-				t.Fatal(err)
-			}
+		registry, err := operator.Setup(ctx, mgr, &operator.Options{
+			ClustersNamespace: e.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second,
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 		err = testenv.StartManager(mgr, func() bool {
 			_, err := registry.Resolve("compute-a")

@@ -98,11 +98,14 @@ func (r *Reconciler) poolsReadingContract(ctx context.Context, cluster string, o
 	})
 }
 
-// nodeMetadataChanged passes a Node update only when its labels or
-// annotations changed, which is all a pool reads of it; the status
-// heartbeats of every node would otherwise queue every pool each time.
+// nodeMetadataChanged passes a Node update only when its labels or the
+// custom-traits annotation changed, which is all a pool reads of it. The
+// status heartbeats of every node, and annotations some kubelets rewrite
+// with each heartbeat, would otherwise queue every pool each time.
 func nodeMetadataChanged(old, updated client.Object) bool {
-	return !maps.Equal(old.GetLabels(), updated.GetLabels()) || !maps.Equal(old.GetAnnotations(), updated.GetAnnotations())
+	oldTraits, hadTraits := old.GetAnnotations()[novav1alpha1.CustomTraitsAnnotation]
+	newTraits, hasTraits := updated.GetAnnotations()[novav1alpha1.CustomTraitsAnnotation]
+	return !maps.Equal(old.GetLabels(), updated.GetLabels()) || hadTraits != hasTraits || oldTraits != newTraits
 }
 
 // poolsOnCluster enqueues every pool placed on a compute cluster when one

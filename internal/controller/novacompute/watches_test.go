@@ -24,7 +24,8 @@ func TestNodeMetadataChanged(t *testing.T) {
 		{"a status heartbeat", node(map[string]string{"pool": "a"}, map[string]string{"x": "1"}, "t2"), false},
 		{"a label removed", node(map[string]string{}, map[string]string{"x": "1"}, "t1"), true},
 		{"a label changed", node(map[string]string{"pool": "b"}, map[string]string{"x": "1"}, "t1"), true},
-		{"an annotation added", node(map[string]string{"pool": "a"}, map[string]string{"x": "1", novav1alpha1.CustomTraitsAnnotation: ""}, "t1"), true},
+		{"the custom-traits annotation added", node(map[string]string{"pool": "a"}, map[string]string{"x": "1", novav1alpha1.CustomTraitsAnnotation: ""}, "t1"), true},
+		{"another annotation rewritten with a heartbeat", node(map[string]string{"pool": "a"}, map[string]string{"x": "2"}, "t2"), false},
 	}
 	for _, tt := range tests {
 		if got := nodeMetadataChanged(base, tt.updated); got != tt.want {

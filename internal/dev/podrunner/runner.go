@@ -29,11 +29,6 @@ import (
 )
 
 const (
-	// ZoneLabel is corev1.LabelTopologyZone under its old name. The runner
-	// and its command use corev1's constant; this alias remains only for
-	// internal/controller/novacompute's suite, and goes once that uses
-	// corev1.LabelTopologyZone too.
-	ZoneLabel = corev1.LabelTopologyZone
 	// component names the runner in events and as its API user agent.
 	component = "anvil-podrunner"
 	// kubeletVersion is what the nodes report as their kubelet, so that
