@@ -8,7 +8,7 @@
 // pass's outcome and error into controller-runtime's answer in one place:
 // a wait requeues after its delay, invalid input is terminal, and anything
 // else is returned for backoff. Nobody reads a reason back to decide what
-// to do: deciders ask the error (ReasonOf, IsWait).
+// to do: code that must know why a pass stopped asks the error (ReasonOf).
 package flow
 
 import (
@@ -96,12 +96,6 @@ func ReasonOf(err error) string {
 		return se.Reason
 	}
 	return ""
-}
-
-// IsWait tells whether err is a wait rather than a failure.
-func IsWait(err error) bool {
-	var se *StepError
-	return errors.As(err, &se) && se.RequeueAfter > 0
 }
 
 // Described tells whether the status written after a pass that ended with

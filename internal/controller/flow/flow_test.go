@@ -73,10 +73,9 @@ func TestDescribedAndReasonOf(t *testing.T) {
 		err           error
 		wantDescribed bool
 		wantReason    string
-		wantWait      bool
 	}{
 		{name: "success", wantDescribed: true},
-		{name: "wait", err: Wait("C", "Waiting", time.Second, "x"), wantDescribed: true, wantReason: "Waiting", wantWait: true},
+		{name: "wait", err: Wait("C", "Waiting", time.Second, "x"), wantDescribed: true, wantReason: "Waiting"},
 		{name: "invalid", err: Invalid("C", "Bad", errors.New("x")), wantDescribed: true, wantReason: "Bad"},
 		{name: "transient", err: Fail("C", "Flaky", errors.New("x")), wantReason: "Flaky"},
 		{name: "unclassified", err: errors.New("x")},
@@ -88,9 +87,6 @@ func TestDescribedAndReasonOf(t *testing.T) {
 			}
 			if got := ReasonOf(tt.err); got != tt.wantReason {
 				t.Errorf("ReasonOf = %q", got)
-			}
-			if got := IsWait(tt.err); got != tt.wantWait {
-				t.Errorf("IsWait = %v", got)
 			}
 		})
 	}
