@@ -54,6 +54,9 @@ type Options struct {
 	// readiness is checked; a cluster that fails is reported unavailable
 	// within about this long.
 	ClusterProbeInterval time.Duration
+	// PoolResync is how often a settled NovaCompute pool polls Nova, which
+	// cannot be watched. Each poll authenticates and lists the services.
+	PoolResync time.Duration
 }
 
 // BindFlags registers the options on a flag set with their defaults.
@@ -75,6 +78,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "Port of the webhook server.")
 	fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", targetcluster.DefaultProbeInterval,
 		"How often the readiness of each compute cluster's apiserver is checked.")
+	fs.DurationVar(&o.PoolResync, "pool-resync-interval", novacompute.DefaultResync,
+		"How often a settled NovaCompute pool polls Nova, which cannot be watched.")
 }
 
 // Validate reports settings that cannot work, naming the flag.
@@ -92,6 +97,9 @@ func (o *Options) Validate() error {
 	}
 	if o.ClusterProbeInterval < 0 {
 		errs = append(errs, errors.New("--cluster-probe-interval must not be negative"))
+	}
+	if o.PoolResync < 0 {
+		errs = append(errs, errors.New("--pool-resync-interval must not be negative"))
 	}
 	if o.HealthProbeBindAddress == "" {
 		errs = append(errs, errors.New("--health-probe-bind-address must not be empty"))
@@ -151,7 +159,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 	if err := cpReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the ControlPlane controller: %w", err)
 	}
-	poolReconciler := &novacompute.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg}
+	poolReconciler := &novacompute.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, Resync: o.PoolResync}
 	if err := poolReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the NovaCompute controller: %w", err)
 	}

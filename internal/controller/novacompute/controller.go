@@ -1,6 +1,7 @@
 package novacompute
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -23,7 +24,9 @@ import (
 // Requeue intervals of a pass. The Services step asks for the shortest any
 // node needs.
 const (
-	settledRequeue  = 60 * time.Second
+	// DefaultResync is how often a settled pool polls Nova, which cannot be
+	// watched.
+	DefaultResync   = 60 * time.Second
 	nodeWaitRequeue = 30 * time.Second
 	inputRequeue    = 15 * time.Second
 	shortRequeue    = 10 * time.Second
@@ -73,6 +76,9 @@ type Reconciler struct {
 	Cloud CloudFactory
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Resync is how often a settled pool polls Nova; zero means
+	// DefaultResync.
+	Resync time.Duration
 
 	onboarding onboardingTracker
 }
@@ -166,6 +172,9 @@ func (r *Reconciler) local() *targetcluster.Children {
 	c.Reader = r.APIReader
 	return c
 }
+
+// resync returns how often a settled pool polls Nova.
+func (r *Reconciler) resync() time.Duration { return cmp.Or(r.Resync, DefaultResync) }
 
 // now returns the reconciler's clock.
 func (r *Reconciler) now() time.Time {

@@ -36,9 +36,9 @@ const (
 	idlePool = "idle"
 	// idlePasses is how many settled passes the quiet window spans.
 	idlePasses = 3
-	// idleRequeue is the pool's settled requeue (novacompute's
-	// settledRequeue); the window lasts at least idlePasses of them.
-	idleRequeue = 60 * time.Second
+	// idleRequeue is the pool's settled requeue in this suite; the window
+	// lasts at least idlePasses of them.
+	idleRequeue = poolResync
 )
 
 var (
@@ -66,7 +66,7 @@ var (
 // system converges must show up on both clusters.
 //
 // The passes are counted by controller-runtime's reconcile counter: each
-// settled pass ends asking for its next one, in settledRequeue. Here the
+// settled pass ends asking for its next one, after the pool's resync. Here the
 // pod runner's Node heartbeats also start passes, since virtual-kubelet
 // keeps its last status in a Node annotation; the window lasts at least
 // idlePasses settled requeues either way.

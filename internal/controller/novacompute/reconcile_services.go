@@ -54,7 +54,8 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 	}
 	report := DecideServicesReady(results, discovery)
 	setCondition(p.pool, novav1alpha1.ServicesReadyCondition, report.Status, report.Reason, report.Message)
-	return report.Outcome, nil
+	// Nova cannot be watched: a settled pool polls it.
+	return flow.Merge(report.Outcome, flow.Requeue(r.resync())), nil
 }
 
 // servicesRun is one Services step: what it read from Nova and the pool's

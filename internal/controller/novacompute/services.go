@@ -219,8 +219,9 @@ type ServicesReport struct {
 
 // DecideServicesReady derives ServicesReady and the step's outcome from the
 // nodes' final decisions and, when a host is unmapped, from host discovery.
-// The pass asks for the shortest requeue any node needs, 60 s when none
-// does. The reasons, first match wins:
+// The pass asks for the shortest requeue any node needs, none when no node
+// does: the executor adds the settled pool's resync. The reasons, first
+// match wins:
 //
 //  1. HostDiscoveryError when discovery was needed and cannot run; retried
 //     in 10 s.
@@ -232,7 +233,7 @@ type ServicesReport struct {
 //  6. Draining (True) lists the draining nodes with their server counts.
 //  7. ServicesUp (True) counts the Active nodes.
 func DecideServicesReady(results []ServiceResult, discovery Discovery) ServicesReport {
-	outcome := flow.Requeue(settledRequeue)
+	outcome := flow.Continue
 	var noService, unmapped, down, draining, failed []string
 	active := 0
 	for _, res := range results {

@@ -54,6 +54,10 @@ var (
 	zone3  = "az" + run + "-3"
 )
 
+// poolResync is how often a settled pool polls Nova in these tests: short,
+// so that a test can watch several settled passes in seconds.
+const poolResync = 10 * time.Second
+
 // startStack runs, once per package, everything the pool needs: the
 // controller manager, scheduler and a pod runner on both clusters (the
 // discovery Job runs on the management cluster, nova-compute on compute-a),
@@ -101,7 +105,7 @@ func startStack(t *testing.T) *testenv.Environment {
 			t.Fatal(err)
 		}
 		registry, err := operator.Setup(ctx, mgr, &operator.Options{
-			ClustersNamespace: e.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second,
+			ClustersNamespace: e.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second, PoolResync: poolResync,
 		})
 		if err != nil {
 			t.Fatal(err)
