@@ -160,13 +160,14 @@ func sweepKind(ctx context.Context, remote *Remote, scheme *runtime.Scheme, owne
 		case err != nil:
 			return err
 		}
+		children := ChildrenOn(remote)
 		for i := range list.Items {
 			item := &list.Items[i]
 			item.SetGroupVersionKind(gvk)
 			if !Controls(owner, item, scheme) {
 				continue
 			}
-			if err := remote.Client.Delete(ctx, item, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			if _, err := children.Delete(ctx, scheme, owner, item); err != nil {
 				return err
 			}
 		}
