@@ -116,8 +116,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			added = true
 		}
 		if added {
-			if err := r.Client.Patch(ctx, pool, client.MergeFrom(before)); err != nil {
-				return ctrl.Result{}, err
+			if passErr = r.Client.Patch(ctx, pool, client.MergeFrom(before)); passErr != nil {
+				return ctrl.Result{}, passErr
 			}
 			before = pool.DeepCopy()
 		}
