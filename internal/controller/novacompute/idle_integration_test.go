@@ -20,7 +20,6 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/novacompute"
-	"github.com/anvil/anvil/internal/dev/localcloud"
 	"github.com/anvil/anvil/internal/dev/podrunner"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	hypervisorv1 "github.com/anvil/anvil/internal/hypervisor/v1"
@@ -87,7 +86,8 @@ func TestIntegrationSettledOperatorWritesNothing(t *testing.T) {
 	startRunner(t, compute, []podrunner.Node{{Name: nodeIdle, Labels: map[string]string{
 		corev1.LabelTopologyZone: zoneIdle, poolKey: idlePool,
 	}}})
-	newIdleControlPlane(t, e)
+	// The same cloud as the pool tests', under a name of its own.
+	createControlPlane(t, e, idleCP, "idle-metadata-"+run)
 	hv := &hypervisorv1.Hypervisor{ObjectMeta: metav1.ObjectMeta{Name: nodeIdle}}
 	if err := compute.Client.Create(t.Context(), hv); err != nil {
 		t.Fatal(err)
@@ -180,74 +180,6 @@ func TestIntegrationSettledOperatorWritesNothing(t *testing.T) {
 		t.Errorf("a settled operator wrote during %d settled passes (%s):\n%s", int(passes), window.Round(time.Second), strings.Join(offending, "\n"))
 	}
 	t.Logf("%s since the test started", time.Since(started).Round(time.Second))
-}
-
-// newIdleControlPlane declares the idle system's cloud: the local services
-// with the TLS bus and the remote hand-over, so the contract that reaches
-// compute-a is the mirror of the remote form.
-func newIdleControlPlane(t *testing.T, e *testenv.Environment) {
-	t.Helper()
-	local := cloud.Local()
-	busURL, err := local.TransportURL(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	novaPassword, err := local.ServicePassword("nova")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dbPassword, err := local.DatabasePassword("nova")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := readFile(local.Endpoints[localcloud.RabbitMQCA])
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := e.Management
-	secret := func(suffix string, data map[string]string) string {
-		m.PutSecret(t, ns, idleCP+suffix, data)
-		return idleCP + suffix
-	}
-	ep := local.Endpoints
-	var port int32
-	if _, err := fmt.Sscanf(ep[localcloud.MariaDBPort], "%d", &port); err != nil {
-		t.Fatalf("the MariaDB port in endpoints.env: %v", err)
-	}
-	dbSecret := secret("-db", map[string]string{"username": "nova", "password": dbPassword})
-	db := func(name string) *c5c3v1alpha1.DatabaseSpec {
-		return &c5c3v1alpha1.DatabaseSpec{Host: "127.0.0.1", Port: port, Database: name, SecretName: dbSecret}
-	}
-	svc := func(url string) *c5c3v1alpha1.ReferencedService {
-		return &c5c3v1alpha1.ReferencedService{InternalEndpoint: url, PublicEndpoint: url}
-	}
-	cp := &c5c3v1alpha1.ControlPlane{ObjectMeta: metav1.ObjectMeta{Name: idleCP, Namespace: ns}}
-	cp.Spec.Infrastructure.Messaging = &c5c3v1alpha1.MessagingSpec{
-		SecretRef: c5c3v1alpha1.SecretKeyRef{Name: secret("-bus", map[string]string{"transport_url": busURL})},
-		TLS: &c5c3v1alpha1.MessagingTLSSpec{CABundleSecretRef: c5c3v1alpha1.SecretKeyRef{
-			Name: secret("-bus-ca", map[string]string{"ca.crt": ca}),
-		}},
-	}
-	cp.Spec.Services = c5c3v1alpha1.ServicesSpec{
-		Keystone:  &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: ep[localcloud.KeystoneURL], PublicEndpoint: ep[localcloud.KeystonePublicURL], Region: ep[localcloud.Region]},
-		Placement: svc(ep[localcloud.PlacementURL]), Neutron: svc(ep[localcloud.NeutronURL]), Glance: svc(ep[localcloud.ImageURL]),
-		Nova: &c5c3v1alpha1.NovaServiceSpec{
-			OpenStackRelease:     "2026.1",
-			Image:                anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/nova", Tag: "2026.1"},
-			ServiceUserSecretRef: c5c3v1alpha1.SecretKeyRef{Name: secret("-nova-password", map[string]string{"password": novaPassword})},
-			MetadataSharedSecretRef: &c5c3v1alpha1.SecretKeyRef{
-				Name: secret("-metadata", map[string]string{"shared_secret": "idle-metadata-" + run}), Key: "shared_secret",
-			},
-			RemoteCompute: &c5c3v1alpha1.RemoteComputeSpec{TransportURLSecretRef: c5c3v1alpha1.SecretKeyRef{
-				Name: secret("-remote-transport", map[string]string{"transport_url": busURL}),
-			}},
-			APIDatabase: db("nova_api"),
-			Database:    db("nova"),
-		},
-	}
-	if err := m.Client.Create(t.Context(), cp); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // waitSettled waits until everything the window watches has converged: the

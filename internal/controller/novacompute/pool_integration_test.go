@@ -57,10 +57,19 @@ func TestIntegrationPool(t *testing.T) {
 	testenv.AssertNoLeak(t, append(append(e.Management.EventMessages(t), logs.String()), poolConditionTexts(t, e)...), secrets)
 }
 
-// newControlPlane declares the cloud the pools join, pointing at the local
-// services: the TLS bus, the https Keystone, the databases, and the remote
-// hand-over, so compute-a receives the remote contract.
+// newControlPlane declares the cloud the pools join, and notes the
+// credentials the leak scan searches for.
 func newControlPlane(t *testing.T, e *testenv.Environment) {
+	t.Helper()
+	creds := createControlPlane(t, e, cpName, "metadata-"+run+"-first")
+	secrets = append(creds, "metadata-"+run+"-second")
+}
+
+// createControlPlane declares a ControlPlane named name that points at the
+// local services: the TLS bus, the https Keystone, the databases, and the
+// remote hand-over, so compute-a receives the remote contract. It returns
+// the credentials it wrote into the input Secrets.
+func createControlPlane(t *testing.T, e *testenv.Environment, name, metadataSecret string) []string {
 	t.Helper()
 	local := cloud.Local()
 	busURL, err := local.TransportURL(true)
@@ -79,14 +88,13 @@ func newControlPlane(t *testing.T, e *testenv.Environment) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets = []string{busURL, novaPassword, dbPassword, "metadata-" + run + "-first", "metadata-" + run + "-second"}
 	m := e.Management
-	m.PutSecret(t, ns, cpName+"-bus", map[string]string{"transport_url": busURL})
-	m.PutSecret(t, ns, cpName+"-bus-ca", map[string]string{"ca.crt": ca})
-	m.PutSecret(t, ns, cpName+"-nova-password", map[string]string{"password": novaPassword})
-	m.PutSecret(t, ns, cpName+"-remote-transport", map[string]string{"transport_url": busURL})
-	m.PutSecret(t, ns, cpName+"-metadata", map[string]string{"shared_secret": "metadata-" + run + "-first"})
-	m.PutSecret(t, ns, cpName+"-db", map[string]string{"username": "nova", "password": dbPassword})
+	m.PutSecret(t, ns, name+"-bus", map[string]string{"transport_url": busURL})
+	m.PutSecret(t, ns, name+"-bus-ca", map[string]string{"ca.crt": ca})
+	m.PutSecret(t, ns, name+"-nova-password", map[string]string{"password": novaPassword})
+	m.PutSecret(t, ns, name+"-remote-transport", map[string]string{"transport_url": busURL})
+	m.PutSecret(t, ns, name+"-metadata", map[string]string{"shared_secret": metadataSecret})
+	m.PutSecret(t, ns, name+"-db", map[string]string{"username": "nova", "password": dbPassword})
 	ep := local.Endpoints
 	svc := func(url string) *c5c3v1alpha1.ReferencedService {
 		return &c5c3v1alpha1.ReferencedService{InternalEndpoint: url, PublicEndpoint: url}
@@ -95,13 +103,13 @@ func newControlPlane(t *testing.T, e *testenv.Environment) {
 	if _, err := fmt.Sscanf(ep[localcloud.MariaDBPort], "%d", &port); err != nil {
 		t.Fatalf("the MariaDB port in endpoints.env: %v", err)
 	}
-	db := func(name string) *c5c3v1alpha1.DatabaseSpec {
-		return &c5c3v1alpha1.DatabaseSpec{Host: "127.0.0.1", Port: port, Database: name, SecretName: cpName + "-db"}
+	db := func(schema string) *c5c3v1alpha1.DatabaseSpec {
+		return &c5c3v1alpha1.DatabaseSpec{Host: "127.0.0.1", Port: port, Database: schema, SecretName: name + "-db"}
 	}
-	cp := &c5c3v1alpha1.ControlPlane{ObjectMeta: metav1.ObjectMeta{Name: cpName, Namespace: ns}}
+	cp := &c5c3v1alpha1.ControlPlane{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
 	cp.Spec.Infrastructure.Messaging = &c5c3v1alpha1.MessagingSpec{
-		SecretRef: c5c3v1alpha1.SecretKeyRef{Name: cpName + "-bus"},
-		TLS:       &c5c3v1alpha1.MessagingTLSSpec{CABundleSecretRef: c5c3v1alpha1.SecretKeyRef{Name: cpName + "-bus-ca"}},
+		SecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-bus"},
+		TLS:       &c5c3v1alpha1.MessagingTLSSpec{CABundleSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-bus-ca"}},
 	}
 	cp.Spec.Services = c5c3v1alpha1.ServicesSpec{
 		Keystone:  &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: ep[localcloud.KeystoneURL], PublicEndpoint: ep[localcloud.KeystonePublicURL], Region: ep[localcloud.Region]},
@@ -109,9 +117,9 @@ func newControlPlane(t *testing.T, e *testenv.Environment) {
 		Nova: &c5c3v1alpha1.NovaServiceSpec{
 			OpenStackRelease:        "2026.1",
 			Image:                   anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/nova", Tag: "2026.1"},
-			ServiceUserSecretRef:    c5c3v1alpha1.SecretKeyRef{Name: cpName + "-nova-password"},
-			MetadataSharedSecretRef: &c5c3v1alpha1.SecretKeyRef{Name: cpName + "-metadata", Key: "shared_secret"},
-			RemoteCompute:           &c5c3v1alpha1.RemoteComputeSpec{TransportURLSecretRef: c5c3v1alpha1.SecretKeyRef{Name: cpName + "-remote-transport"}},
+			ServiceUserSecretRef:    c5c3v1alpha1.SecretKeyRef{Name: name + "-nova-password"},
+			MetadataSharedSecretRef: &c5c3v1alpha1.SecretKeyRef{Name: name + "-metadata", Key: "shared_secret"},
+			RemoteCompute:           &c5c3v1alpha1.RemoteComputeSpec{TransportURLSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-remote-transport"}},
 			APIDatabase:             db("nova_api"),
 			Database:                db("nova"),
 		},
@@ -119,6 +127,7 @@ func newControlPlane(t *testing.T, e *testenv.Environment) {
 	if err := m.Client.Create(t.Context(), cp); err != nil {
 		t.Fatal(err)
 	}
+	return []string{busURL, novaPassword, dbPassword, metadataSecret}
 }
 
 // newPool creates a pool of the suite's Nova on compute-a.
