@@ -3,6 +3,7 @@ package controlplane_test
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/novacompute"
+	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -266,4 +268,53 @@ func TestIntegrationReapComputeConfigMirrors(t *testing.T) {
 	if err := cb.Client.Get(ctx, client.ObjectKeyFromObject(handAuth), handAuth); err != nil {
 		t.Errorf("the unlabelled hvo copy was deleted: %v", err)
 	}
+}
+
+// Without metadataSharedSecretRef the ControlPlane generates the metadata
+// shared secret once, the contract carries it, and deleting the Secret
+// rotates it.
+func TestIntegrationGeneratesAndRotatesTheMetadataSecret(t *testing.T) {
+	startOperator(t)
+	ctx := context.Background()
+	newControlPlane(t, "meta", false)
+	waitNovaReady(t, "meta", c5c3v1alpha1.NovaReadyReason)
+	generated := regexp.MustCompile(`^[A-Za-z0-9_-]{32}$`)
+	first := localSecret(t, "meta-nova-metadata-secret")
+	value := string(first.Data["shared_secret"])
+	if !generated.MatchString(value) || len(first.Data) != 1 {
+		t.Fatalf("the generated Secret has %d key(s) and a shared_secret of %d characters, want one key of 32 URL-safe characters", len(first.Data), len(value))
+	}
+	carried := func(want string) func(context.Context) (bool, error) {
+		return func(context.Context) (bool, error) {
+			contract := localSecret(t, "meta-nova-compute-config")
+			return string(contract.Data["metadata_proxy_shared_secret"]) == want, nil
+		}
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, carried(value)); err != nil {
+		t.Fatal("the compute contract does not carry the generated secret")
+	}
+
+	if err := env.Management.Client.Delete(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	var rotated string
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		s := &corev1.Secret{}
+		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "meta-nova-metadata-secret"}, s); err != nil {
+			return false, nil //nolint:nilerr // poll again
+		}
+		rotated = string(s.Data["shared_secret"])
+		return s.UID != first.UID, nil
+	})
+	if err != nil {
+		t.Fatal("deleting the generated Secret did not make a new one")
+	}
+	if rotated == value || !generated.MatchString(rotated) {
+		t.Fatalf("the new secret is not a fresh 32-character value (%d characters, same as before: %v)", len(rotated), rotated == value)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, carried(rotated)); err != nil {
+		t.Fatal("the compute contract does not carry the rotated secret")
+	}
+	texts := append([]string{logs.String()}, env.Management.EventMessages(t)...)
+	testenv.AssertNoLeak(t, texts, []string{value, rotated})
 }

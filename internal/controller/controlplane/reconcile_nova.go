@@ -263,7 +263,9 @@ func (r *Reconciler) applyLocalSecret(ctx context.Context, cp *c5c3v1alpha1.Cont
 // one.
 func (r *Reconciler) ensureGeneratedMetadataSecret(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) error {
 	name := cp.Name + c5c3v1alpha1.NovaMetadataSecretSuffix
-	raw := make([]byte, 32)
+	// 24 random bytes are 32 characters of URL-safe base64: no character
+	// that needs quoting in an INI file or an environment variable.
+	raw := make([]byte, 24)
 	if _, err := rand.Read(raw); err != nil {
 		return err
 	}
