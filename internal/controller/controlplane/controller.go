@@ -37,12 +37,12 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 }
 
-// +kubebuilder:rbac:groups=c5c3.io,resources=controlplanes,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=c5c3.io,resources=controlplanes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=c5c3.io,resources=controlplanes/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=c5c3.io,resources=controlplanes/finalizers,verbs=update
-// +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novas,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novas,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novacomputes,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch;delete
 
 // pass is what one pass over a ControlPlane builds up, step by step.
 type pass struct {

@@ -49,10 +49,10 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 }
 
-// +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novas,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novas,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novas/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novas/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch;delete
 
 // pass is what one pass over a Nova builds up, step by step.
 type pass struct {
