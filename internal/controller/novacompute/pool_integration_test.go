@@ -43,7 +43,7 @@ var secrets []string
 func TestIntegrationPool(t *testing.T) {
 	e := startStack(t)
 	compute := e.ComputeCluster("compute-a")
-	cl, nova := cloud.ForTest(t)
+	_, nova := cloud.ForTest(t)
 	newControlPlane(t, e)
 
 	t.Run("a pool goes Ready", func(t *testing.T) { testPoolReady(t, e, compute, nova) })
@@ -52,7 +52,6 @@ func TestIntegrationPool(t *testing.T) {
 	t.Run("rotation rolls RollingUpdate once and leaves OnDelete", func(t *testing.T) { testRotation(t, e, compute) })
 	t.Run("a leaving node drains and is released", func(t *testing.T) { testDrain(t, e, compute, nova) })
 	t.Run("deleting the last pool reaps and sweeps", func(t *testing.T) { testDeleteLast(t, e, compute, nova) })
-	_ = cl
 
 	testenv.AssertNoLeak(t, append(append(e.Management.EventMessages(t), logs.String()), poolConditionTexts(t, e)...), secrets)
 }
