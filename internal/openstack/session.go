@@ -51,6 +51,41 @@ type Session struct {
 // NewSession authenticates once and resolves the identity, compute and
 // placement endpoints from the catalog.
 func NewSession(ctx context.Context, c Credentials) (*Session, error) {
+	provider, err := authenticate(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	eo := gophercloud.EndpointOpts{Region: c.Region, Availability: availability(c.Interface)}
+	s := &Session{provider: provider}
+	if s.identity, err = gcopenstack.NewIdentityV3(provider, eo); err != nil {
+		return nil, wrap("identity: find endpoint", err)
+	}
+	if s.compute, err = gcopenstack.NewComputeV2(provider, eo); err != nil {
+		return nil, wrap("compute: find endpoint", err)
+	}
+	if s.placement, err = gcopenstack.NewPlacementV1(provider, eo); err != nil {
+		return nil, wrap("placement: find endpoint", err)
+	}
+	return s, nil
+}
+
+// NewIdentitySession authenticates once and talks to Keystone at the auth
+// URL itself, without the catalog: account work needs no other service,
+// and the URL the caller trusts is the one it dials.
+func NewIdentitySession(ctx context.Context, c Credentials) (*Session, error) {
+	provider, err := authenticate(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	identity, err := gcopenstack.NewIdentityV3(provider, gophercloud.EndpointOpts{})
+	if err != nil {
+		return nil, wrap("identity: find endpoint", err)
+	}
+	return &Session{provider: provider, identity: identity}, nil
+}
+
+// authenticate returns a provider client holding a project-scoped token.
+func authenticate(ctx context.Context, c Credentials) (*gophercloud.ProviderClient, error) {
 	if c.AuthURL == "" || c.Username == "" || c.Password == "" {
 		return nil, errors.New("openstack: credentials need an auth URL, a user name and a password")
 	}
@@ -78,18 +113,7 @@ func NewSession(ctx context.Context, c Credentials) (*Session, error) {
 	if err := gcopenstack.Authenticate(ctx, provider, opts); err != nil {
 		return nil, wrap("identity: authenticate", err)
 	}
-	eo := gophercloud.EndpointOpts{Region: c.Region, Availability: availability(c.Interface)}
-	s := &Session{provider: provider}
-	if s.identity, err = gcopenstack.NewIdentityV3(provider, eo); err != nil {
-		return nil, wrap("identity: find endpoint", err)
-	}
-	if s.compute, err = gcopenstack.NewComputeV2(provider, eo); err != nil {
-		return nil, wrap("compute: find endpoint", err)
-	}
-	if s.placement, err = gcopenstack.NewPlacementV1(provider, eo); err != nil {
-		return nil, wrap("placement: find endpoint", err)
-	}
-	return s, nil
+	return provider, nil
 }
 
 func availability(iface string) gophercloud.Availability {

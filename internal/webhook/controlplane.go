@@ -133,6 +133,10 @@ func ValidateControlPlane(cp, old *c5c3v1alpha1.ControlPlane) field.ErrorList {
 	if nova.RemoteCompute != nil {
 		errs = append(errs, validateRemoteCompute(cp, novaPath.Child("remoteCompute"))...)
 	}
+	if nova.HypervisorOperator != nil && svc.Keystone != nil && svc.Keystone.AdminCredentialsSecretRef == nil {
+		errs = append(errs, field.Required(services.Child("keystone", "adminCredentialsSecretRef"),
+			"is required when services.nova.hypervisorOperator is set: Anvil creates the hypervisor operator's user and project in Keystone with these admin credentials"))
+	}
 	return errs
 }
 

@@ -105,6 +105,15 @@ func TestValidateControlPlane(t *testing.T) {
 			},
 			mutate: func(cp *c5c3v1alpha1.ControlPlane) { cp.Name = longName }},
 
+		{name: "valid hypervisor operator with admin credentials", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
+			cp.Spec.Services.Nova.HypervisorOperator = &c5c3v1alpha1.HypervisorOperatorSpec{}
+			cp.Spec.Services.Keystone.AdminCredentialsSecretRef = &anvilmeta.LocalObjectReference{Name: "keystone-admin"}
+		}},
+		{name: "hypervisor operator without admin credentials", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
+			cp.Spec.Services.Nova.HypervisorOperator = &c5c3v1alpha1.HypervisorOperatorSpec{}
+		}, want: []expected{{"spec.services.keystone.adminCredentialsSecretRef", field.ErrorTypeRequired,
+			"is required when services.nova.hypervisorOperator is set: "}}},
+
 		// Rule 1: the bus.
 		{name: "nova without messaging", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
 			withoutRemoteCompute(cp)

@@ -38,6 +38,20 @@ const (
 	NovaProjectionRejectedReason = "NovaProjectionRejected"
 	// NovaErrorReason: any other failure while projecting the Nova.
 	NovaErrorReason = "NovaError"
+	// WaitingForAdminCredentialsReason: the hypervisor operator's account
+	// is requested, but services.keystone.adminCredentialsSecretRef names a
+	// Secret that does not exist or lacks password; the message names it.
+	WaitingForAdminCredentialsReason = "WaitingForAdminCredentials"
+	// WaitingForHypervisorOperatorCredentialsReason: the credentials
+	// Secret of the hypervisor operator's account has just been generated
+	// and cannot be read back yet; the message names it.
+	WaitingForHypervisorOperatorCredentialsReason = "WaitingForHypervisorOperatorCredentials"
+	// HypervisorOperatorErrorReason: provisioning, copying or pruning the
+	// hypervisor operator's account failed: Keystone refused or could not
+	// be reached, an account or Secret of that name is not the
+	// ControlPlane's, or a copy could not be written. The message names the
+	// object, and the namespace and cluster of a copy.
+	HypervisorOperatorErrorReason = "HypervisorOperatorError"
 )
 
 // Names and labels of what a ControlPlane writes.
@@ -55,6 +69,25 @@ const (
 	// NovaMetadataSecretSuffix names the generated metadata shared secret:
 	// {cp}-nova-metadata-secret.
 	NovaMetadataSecretSuffix = "-nova-metadata-secret"
+	// HypervisorOperatorCredentialsSuffix names the generated password of
+	// the hypervisor operator's account:
+	// {cp}-nova-hypervisor-operator-credentials, key password. Deleting it
+	// rotates the password.
+	HypervisorOperatorCredentialsSuffix = "-nova-hypervisor-operator-credentials"
+	// HypervisorOperatorAuthSuffix names the hypervisor operator's auth
+	// Secret and its copies: {cp}-nova-hypervisor-operator-auth.
+	HypervisorOperatorAuthSuffix = "-nova-hypervisor-operator-auth"
+	// HypervisorOperatorUser is the Keystone user of the account.
+	HypervisorOperatorUser = "hypervisor-operator"
+	// HypervisorOperatorProject is the account's project, in the admin
+	// domain.
+	HypervisorOperatorProject = "service-hypervisor-operator"
+	// HypervisorOperatorRole is the one role the account holds, on its
+	// project: Nova and Placement read it as cloud admin.
+	HypervisorOperatorRole = "admin"
+	// AccountsFinalizer holds a ControlPlane while Keystone accounts it
+	// created, and their copies on compute clusters, still exist.
+	AccountsFinalizer = "c5c3.io/keystone-accounts"
 	// ComputeConfigMirrorLabel marks the copy of the compute contract on a
 	// compute cluster. Only Secrets with the value "true" are ever reaped.
 	ComputeConfigMirrorLabel = "nova.openstack.c5c3.io/compute-config-mirror"

@@ -101,8 +101,13 @@ type KeystoneSpec struct {
 	// Region is the Keystone region of the catalog entries.
 	// +optional
 	Region string `json:"region,omitempty"`
-	// AdminCredentialsSecretRef names a Secret with admin credentials, for
-	// the accounts Anvil manages.
+	// AdminCredentialsSecretRef names a Secret, in the ControlPlane's
+	// namespace, with the Keystone admin credentials Anvil manages its
+	// accounts with: password (required), and username, project_name,
+	// user_domain_name and project_domain_name (defaults admin, admin,
+	// Default, Default). Anvil authenticates at internalEndpoint. The user
+	// domain is the admin domain the accounts are created in. Required by
+	// services.nova.hypervisorOperator.
 	// +optional
 	AdminCredentialsSecretRef *anvilmeta.LocalObjectReference `json:"adminCredentialsSecretRef,omitempty"`
 }
@@ -227,7 +232,11 @@ type RemoteComputeSpec struct {
 }
 
 // HypervisorOperatorSpec is the opt-in marker for the hypervisor
-// operator's account; it has no fields yet.
+// operator's account: once the Nova is Ready, Anvil creates the Keystone
+// user hypervisor-operator with the role admin on the project
+// service-hypervisor-operator, and delivers its auth Secret beside the
+// Nova and to every compute cluster of the Nova's pools. Unsetting it
+// deletes all of that again. The Secret is a cloud-admin credential.
 type HypervisorOperatorSpec struct{}
 
 // ControlPlaneStatus is the observed state of a ControlPlane.

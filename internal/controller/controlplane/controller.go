@@ -18,6 +18,7 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/openstack"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -35,9 +36,21 @@ type Reconciler struct {
 	Registry *targetcluster.Registry
 	// Recorder records the events of condition transitions.
 	Recorder events.EventRecorder
+	// Keystone logs in with admin credentials for the accounts Anvil
+	// manages; nil means NewKeystone.
+	Keystone KeystoneFactory
 }
 
-// +kubebuilder:rbac:groups=c5c3.io,resources=controlplanes,verbs=get;list;watch
+// KeystoneFactory returns an admin session for account work.
+type KeystoneFactory func(ctx context.Context, admin openstack.Credentials) (openstack.Accounts, error)
+
+// NewKeystone is the KeystoneFactory of production: a gophercloud session
+// that talks to Keystone at the admin credentials' auth URL.
+func NewKeystone(ctx context.Context, admin openstack.Credentials) (openstack.Accounts, error) {
+	return openstack.NewIdentitySession(ctx, admin)
+}
+
+// +kubebuilder:rbac:groups=c5c3.io,resources=controlplanes,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=c5c3.io,resources=controlplanes/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=c5c3.io,resources=controlplanes/finalizers,verbs=update
 // +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novas,verbs=get;list;watch;create;patch;delete
@@ -50,19 +63,30 @@ type pass struct {
 	// nova is the projected Nova, Ready for its generation; nil while
 	// services.nova is unset. Set by Nova.
 	nova *novav1alpha1.Nova
+	// hvoAuth is the data of the hypervisor operator's auth Secret, which
+	// the delivery step copies; nil while the account is not asked for.
+	hvoAuth map[string][]byte
 }
 
 // steps are the pass's steps in order, each with the condition it owns.
 func (r *Reconciler) steps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileNova},
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileHypervisorOperator},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileMirrors},
 	}
 }
 
+// teardownSteps run while a ControlPlane is deleted: only the account
+// holds a finalizer, because every other child is local and carries a
+// controller reference.
+func (r *Reconciler) teardownSteps() []flow.Step[*pass] {
+	return []flow.Step[*pass]{{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileHypervisorOperator}}
+}
+
 // Reconcile brings one ControlPlane up to date: get it, defer the status
-// patch, then run the steps in order. Local children carry a controller
-// ownerReference, so deletion needs no branch of its own.
+// patch, take down the Keystone accounts of a deleted one, else run the
+// steps in order.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
 	cp := &c5c3v1alpha1.ControlPlane{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cp); err != nil {
@@ -75,11 +99,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			retErr = errors.Join(retErr, err)
 		}
 	}()
+	steps := r.steps()
 	if !cp.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
+		steps = r.teardownSteps()
 	}
 	var out flow.Outcome
-	out, passErr = flow.Run(ctx, conditionsOf(cp), &pass{cp: cp}, r.steps())
+	out, passErr = flow.Run(ctx, conditionsOf(cp), &pass{cp: cp}, steps)
 	return flow.Result(out, passErr)
 }
 

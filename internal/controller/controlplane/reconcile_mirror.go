@@ -94,15 +94,10 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 	if nova == nil {
 		return flow.Continue, nil
 	}
-	pools := &novav1alpha1.NovaComputeList{}
-	if err := r.Client.List(ctx, pools, client.InNamespace(nova.Namespace)); err != nil {
-		if !apimeta.IsNoMatchError(err) {
-			return flow.Continue, flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaComputeConfigErrorReason,
-				fmt.Errorf("listing the Nova's pools: %w", err))
-		}
-		pools.Items = nil
+	targets, err := r.mirrorTargets(ctx, cp)
+	if err != nil {
+		return flow.Continue, err
 	}
-	targets := MirrorTargets(nova, pools.Items)
 	if len(targets) == 0 {
 		setNovaReady(cp, c5c3v1alpha1.NovaReadyReason, fmt.Sprintf("Nova %s is Ready; no compute cluster needs its contract", nova.Name))
 		return flow.Continue, nil
@@ -120,7 +115,11 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 
 	var results []clusterResult
 	for _, cluster := range targets {
-		if res := r.mirrorTo(ctx, cp, cluster, nova.Namespace, source); res != nil {
+		res := r.mirrorTo(ctx, cp, cluster, nova.Namespace, source)
+		if res == nil && p.hvoAuth != nil {
+			res = r.copyAuthTo(ctx, cp, cluster, p.hvoAuth)
+		}
+		if res != nil {
 			results = append(results, *res)
 		}
 	}
@@ -128,9 +127,70 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 		reason, message := summarizeMirrors(results)
 		return flow.Continue, flow.Wait(c5c3v1alpha1.NovaReadyCondition, reason, waitRequeue, "%s", message)
 	}
-	setNovaReady(cp, c5c3v1alpha1.NovaReadyReason,
-		fmt.Sprintf("Nova %s is Ready; its contract is on %s", nova.Name, strings.Join(targets, ", ")))
+	what := "its contract is"
+	if p.hvoAuth != nil {
+		what = "its contract and the hypervisor operator's auth Secret are"
+	}
+	setNovaReady(cp, c5c3v1alpha1.NovaReadyReason, fmt.Sprintf("Nova %s is Ready; %s on %s", nova.Name, what, strings.Join(targets, ", ")))
 	return flow.Continue, nil
+}
+
+// mirrorTargets lists the Nova's pools and returns the clusters that need
+// its contract. A cluster without the NovaCompute kind has no pools.
+func (r *Reconciler) mirrorTargets(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) ([]string, error) {
+	pools := &novav1alpha1.NovaComputeList{}
+	if err := r.Client.List(ctx, pools, client.InNamespace(cp.Namespace)); err != nil {
+		if !apimeta.IsNoMatchError(err) {
+			return nil, flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaComputeConfigErrorReason,
+				fmt.Errorf("listing the Nova's pools: %w", err))
+		}
+		pools.Items = nil
+	}
+	// The projected Nova lives beside the ControlPlane, on its cluster.
+	nova := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: NovaName(cp), Namespace: cp.Namespace}}
+	return MirrorTargets(nova, pools.Items), nil
+}
+
+// copyAuthTo writes the hypervisor operator's auth Secret onto one
+// cluster, with the mirror label, and reports a problem, or nil.
+func (r *Reconciler) copyAuthTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, data map[string][]byte) *clusterResult {
+	children, err := r.Registry.ChildrenFor(cluster, nil)
+	if err != nil {
+		return &clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()}
+	}
+	copied := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: HypervisorOperatorAuthName(cp), Namespace: cp.Namespace,
+			Labels: map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true"}},
+		Type: corev1.SecretTypeOpaque,
+		Data: data,
+	}
+	if err := children.Apply(ctx, r.Scheme, cp, copied); err != nil {
+		return &clusterResult{cluster, c5c3v1alpha1.HypervisorOperatorErrorReason,
+			fmt.Sprintf("on %s: writing Secret %s/%s: %s", cluster, copied.Namespace, copied.Name, err.Error())}
+	}
+	return nil
+}
+
+// pruneAuthCopies deletes the auth Secret's copies, on every target, that
+// this ControlPlane owns and that carry the mirror label.
+func (r *Reconciler) pruneAuthCopies(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, targets []string) []clusterResult {
+	var results []clusterResult
+	for _, cluster := range targets {
+		children, err := r.Registry.ChildrenFor(cluster, nil)
+		if err != nil {
+			results = append(results, clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()})
+			continue
+		}
+		copied := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: HypervisorOperatorAuthName(cp), Namespace: cp.Namespace}}
+		_, err = children.DeleteIf(ctx, copied, func(live client.Object) bool {
+			return live.GetLabels()[c5c3v1alpha1.ComputeConfigMirrorLabel] == "true" && targetcluster.Controls(cp, live, r.Scheme)
+		})
+		if err != nil {
+			results = append(results, clusterResult{cluster, c5c3v1alpha1.HypervisorOperatorErrorReason,
+				fmt.Sprintf("on %s: deleting Secret %s/%s: %s", cluster, copied.Namespace, copied.Name, err.Error())})
+		}
+	}
+	return results
 }
 
 // mirrorTo writes the copy onto one cluster and reports a problem, or nil.
@@ -155,8 +215,9 @@ func (r *Reconciler) mirrorTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane
 // severity, and lists every cluster in the message.
 func summarizeMirrors(results []clusterResult) (string, string) {
 	rank := map[string]int{
-		c5c3v1alpha1.NovaComputeConfigErrorReason: 0,
-		anvilmeta.TargetClusterUnavailableReason:  1,
+		c5c3v1alpha1.NovaComputeConfigErrorReason:  0,
+		c5c3v1alpha1.HypervisorOperatorErrorReason: 1,
+		anvilmeta.TargetClusterUnavailableReason:   2,
 	}
 	reason := results[0].reason
 	var msgs []string

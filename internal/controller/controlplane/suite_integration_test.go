@@ -16,6 +16,7 @@ import (
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/dev/openstacktest"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/operator"
 	"github.com/anvil/anvil/internal/targetcluster"
@@ -23,14 +24,18 @@ import (
 
 var (
 	env      *testenv.Environment
+	cloud    *openstacktest.Cloud
 	registry *targetcluster.Registry
 	logs     = &testenv.LogBuffer{}
 	started  sync.Once
 )
 
-// Four compute clusters, so that the benchmark can measure 1, 2 and 4.
+// Four compute clusters, so that the benchmark can measure 1, 2 and 4, and
+// the real Keystone, in which the ControlPlane manages accounts.
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Run(m, testenv.Options{ComputeClusters: 4}, &env))
+	os.Exit(openstacktest.Run(&cloud, func() int {
+		return testenv.Run(m, testenv.Options{ComputeClusters: 4}, &env)
+	}))
 }
 
 // startOperator runs the registry, every controller and the webhooks,
@@ -80,6 +85,17 @@ var credentials = []string{busURL, remoteBusURL, servicePass, rotatedPass, "bus-
 // TLS bus, the referenced services and, when remote, the hand-over.
 func newControlPlane(tb testing.TB, name string, remote bool) *c5c3v1alpha1.ControlPlane {
 	tb.Helper()
+	cp := buildControlPlane(tb, name, remote)
+	if err := env.Management.Client.Create(context.Background(), cp); err != nil {
+		tb.Fatalf("creating ControlPlane %s: %v", name, err)
+	}
+	return cp
+}
+
+// buildControlPlane creates newControlPlane's inputs and returns the
+// ControlPlane without creating it.
+func buildControlPlane(tb testing.TB, name string, remote bool) *c5c3v1alpha1.ControlPlane {
+	tb.Helper()
 	putSecret(tb, name+"-bus", map[string]string{"transport_url": busURL})
 	putSecret(tb, name+"-bus-ca", map[string]string{"ca.crt": caBundle})
 	putSecret(tb, name+"-nova-password", map[string]string{"password": servicePass})
@@ -103,9 +119,6 @@ func newControlPlane(tb testing.TB, name string, remote bool) *c5c3v1alpha1.Cont
 	}
 	if remote {
 		cp.Spec.Services.Nova.RemoteCompute = &c5c3v1alpha1.RemoteComputeSpec{TransportURLSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-remote-transport"}}
-	}
-	if err := env.Management.Client.Create(context.Background(), cp); err != nil {
-		tb.Fatalf("creating ControlPlane %s: %v", name, err)
 	}
 	return cp
 }

@@ -40,6 +40,9 @@ func ReadSecretNames(cp *c5c3v1alpha1.ControlPlane) []string {
 			names = append(names, n.MetadataSharedSecretRef.Name)
 		}
 	}
+	if ks := cp.Spec.Services.Keystone; ks != nil && ks.AdminCredentialsSecretRef != nil {
+		names = append(names, ks.AdminCredentialsSecretRef.Name)
+	}
 	return names
 }
 
@@ -60,6 +63,9 @@ var poolLifecycle = predicate.Funcs{
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("controlplane-controller")
+	}
+	if r.Keystone == nil {
+		r.Keystone = NewKeystone
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &c5c3v1alpha1.ControlPlane{}, secretIndex, func(o client.Object) []string {
 		return ReadSecretNames(o.(*c5c3v1alpha1.ControlPlane))

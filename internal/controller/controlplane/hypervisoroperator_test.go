@@ -1,0 +1,120 @@
+package controlplane
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	"github.com/anvil/anvil/internal/openstack"
+)
+
+func TestAdminCredentials(t *testing.T) {
+	ks := &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: "http://keystone.openstack.svc:5000/v3", Region: "RegionTwo"}
+	tests := []struct {
+		name       string
+		data       map[string]string
+		want       openstack.Credentials
+		wantDomain string
+		wantErr    bool
+	}{
+		{name: "no Secret data", wantErr: true},
+		{name: "empty password", data: map[string]string{"password": "", "username": "root"}, wantErr: true},
+		{
+			name: "password only takes the defaults",
+			data: map[string]string{"password": "admin-PASSWORD-1"},
+			want: openstack.Credentials{AuthURL: ks.InternalEndpoint, Username: "admin", Password: "admin-PASSWORD-1", ProjectName: "admin",
+				UserDomainName: "Default", ProjectDomainName: "Default", Region: "RegionTwo", Interface: "internal"},
+			wantDomain: "Default",
+		},
+		{
+			name: "every key set",
+			data: map[string]string{"password": "p", "username": "cloud-admin", "project_name": "ops",
+				"user_domain_name": "infra", "project_domain_name": "ops-domain"},
+			want: openstack.Credentials{AuthURL: ks.InternalEndpoint, Username: "cloud-admin", Password: "p", ProjectName: "ops",
+				UserDomainName: "infra", ProjectDomainName: "ops-domain", Region: "RegionTwo", Interface: "internal"},
+			wantDomain: "infra",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := map[string][]byte{}
+			for k, v := range tt.data {
+				data[k] = []byte(v)
+			}
+			got, domain, err := AdminCredentials(ks, data)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if err != nil {
+				if strings.Contains(err.Error(), "root") {
+					t.Errorf("the error quotes a value: %v", err)
+				}
+				return
+			}
+			if !reflect.DeepEqual(got, tt.want) || domain != tt.wantDomain {
+				t.Errorf("got %+v in %q, want %+v in %q", got, domain, tt.want, tt.wantDomain)
+			}
+		})
+	}
+}
+
+func TestBuildHypervisorOperatorAuth(t *testing.T) {
+	keys := []string{"auth_url", "password", "project_domain_name", "project_name", "region_name", "user_domain_name", "username"}
+	tests := []struct {
+		name   string
+		ks     c5c3v1alpha1.KeystoneSpec
+		domain string
+		want   map[string]string
+	}{
+		{
+			name:   "unpublished Keystone, no region: the internal URL and RegionOne",
+			ks:     c5c3v1alpha1.KeystoneSpec{InternalEndpoint: "http://keystone.openstack.svc:5000/v3"},
+			domain: "Default",
+			want: map[string]string{"auth_url": "http://keystone.openstack.svc:5000/v3", "username": "hypervisor-operator",
+				"user_domain_name": "Default", "project_name": "service-hypervisor-operator", "project_domain_name": "Default",
+				"region_name": "RegionOne", "password": "pw"},
+		},
+		{
+			name:   "public endpoint and region",
+			ks:     c5c3v1alpha1.KeystoneSpec{InternalEndpoint: "http://k:5000/v3", PublicEndpoint: "https://keystone.example.com/v3", Region: "eu-1"},
+			domain: "infra",
+			want: map[string]string{"auth_url": "https://keystone.example.com/v3", "username": "hypervisor-operator",
+				"user_domain_name": "infra", "project_name": "service-hypervisor-operator", "project_domain_name": "infra",
+				"region_name": "eu-1", "password": "pw"},
+		},
+		{
+			name:   "Keystone on a gateway",
+			ks:     c5c3v1alpha1.KeystoneSpec{InternalEndpoint: "http://k:5000/v3", Gateway: &c5c3v1alpha1.GatewaySpec{Hostname: "id.example.com"}},
+			domain: "Default",
+			want: map[string]string{"auth_url": "https://id.example.com/v3", "username": "hypervisor-operator",
+				"user_domain_name": "Default", "project_name": "service-hypervisor-operator", "project_domain_name": "Default",
+				"region_name": "RegionOne", "password": "pw"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cp := minimalControlPlane()
+			cp.Spec.Services.Keystone = &tt.ks
+			got := BuildHypervisorOperatorAuth(cp, tt.domain, "pw")
+			if k := slices.Sorted(maps.Keys(got)); !slices.Equal(k, keys) {
+				t.Fatalf("keys = %v, want exactly %v", k, keys)
+			}
+			for k, v := range tt.want {
+				if string(got[k]) != v {
+					t.Errorf("%s = %q, want %q", k, got[k], v)
+				}
+			}
+		})
+	}
+}
+
+func TestAccountDescriptionNamesTheControlPlane(t *testing.T) {
+	a, b := minimalControlPlane(), minimalControlPlane()
+	b.Namespace = "other"
+	if AccountDescription(a) == AccountDescription(b) {
+		t.Error("two ControlPlanes of one name in different namespaces share a mark")
+	}
+}

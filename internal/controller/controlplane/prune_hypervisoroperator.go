@@ -1,0 +1,81 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/openstack"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// pruneHypervisorOperator removes everything the account left, in the
+// order that never strands a credential: the copies on compute clusters,
+// the user and the project in Keystone, the Secrets beside the Nova, and
+// last the finalizer. Without the finalizer nothing was ever created, so a
+// ControlPlane that never asked for the account costs nothing here.
+func (r *Reconciler) pruneHypervisorOperator(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) error {
+	if !controllerutil.ContainsFinalizer(cp, c5c3v1alpha1.AccountsFinalizer) {
+		return nil
+	}
+	targets, err := r.mirrorTargets(ctx, cp)
+	if err != nil {
+		return err
+	}
+	if results := r.pruneAuthCopies(ctx, cp, targets); len(results) > 0 {
+		reason, message := summarizeMirrors(results)
+		return flow.Wait(c5c3v1alpha1.NovaReadyCondition, reason, waitRequeue, "removing the hypervisor operator's account: %s", message)
+	}
+	admin, domain, err := r.adminCredentials(ctx, cp)
+	if err != nil {
+		return err
+	}
+	if err := r.deleteAccount(ctx, cp, admin, domain); err != nil {
+		return hypervisorOperatorError(err)
+	}
+	local := targetcluster.LocalChildren(r.Client)
+	for _, name := range []string{HypervisorOperatorAuthName(cp), HypervisorOperatorCredentialsName(cp)} {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cp.Namespace, Name: name}}
+		if _, err := local.Delete(ctx, r.Scheme, cp, s); err != nil {
+			return hypervisorOperatorError(fmt.Errorf("deleting Secret %s/%s: %w", cp.Namespace, name, err))
+		}
+	}
+	return r.removeFinalizer(ctx, cp)
+}
+
+// deleteAccount deletes the user and the project, each only when it
+// carries this ControlPlane's mark: a same-named foreign account is never
+// touched.
+func (r *Reconciler) deleteAccount(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, admin openstack.Credentials, domain string) error {
+	keystone, err := r.Keystone(ctx, admin)
+	if err != nil {
+		return err
+	}
+	domainID, err := keystone.DomainID(ctx, domain)
+	if err != nil || domainID == "" {
+		return err
+	}
+	mark := AccountDescription(cp)
+	user, found, err := keystone.LookupUser(ctx, c5c3v1alpha1.HypervisorOperatorUser, domainID)
+	if err != nil {
+		return err
+	}
+	if found && user.Description == mark {
+		if err := keystone.DeleteUser(ctx, user.ID); err != nil {
+			return err
+		}
+	}
+	project, found, err := keystone.LookupProject(ctx, c5c3v1alpha1.HypervisorOperatorProject, domainID)
+	if err != nil {
+		return err
+	}
+	if found && project.Description == mark {
+		return keystone.DeleteProject(ctx, project.ID)
+	}
+	return nil
+}
