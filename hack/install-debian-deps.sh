@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests use, and nothing when they are
 # already there: python3-nova brings oslo-config-validator, which checks the
-# rendered compute contract against real Nova's option definitions.
+# rendered compute contract against real Nova's option definitions, and jq
+# runs the guide's commands in the e2e scripts as the guide writes them.
 #
 # It never starts a daemon: python3-nova is the library, not a service.
 set -euo pipefail
 
-want=(python3-nova)
+want=(python3-nova jq)
 missing=()
 for pkg in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

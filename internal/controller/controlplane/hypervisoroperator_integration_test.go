@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,7 @@ func TestIntegrationHypervisorOperatorAccount(t *testing.T) {
 	ctx := context.Background()
 	const name = "hvo"
 	authName, credsName := name+"-nova-hypervisor-operator-auth", name+"-nova-hypervisor-operator-credentials"
+	removeLeftoverAccount(t)
 	cp := hvoControlPlane(t, name)
 	if err := e.Management.Client.Create(ctx, cp); err != nil {
 		t.Fatal(err)
@@ -156,6 +158,28 @@ func waitRemoteAuth(t *testing.T, cluster, name, password string) *corev1.Secret
 		t.Fatalf("no auth Secret %s on %s", name, cluster)
 	}
 	return got
+}
+
+// removeLeftoverAccount deletes an account another Anvil left in the shared
+// local Keystone, such as a devstack's, which this test's ControlPlane
+// would rightly refuse to adopt.
+func removeLeftoverAccount(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := openstack.NewIdentitySession(ctx, cloud.AdminCredentials())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, found, err := s.LookupUser(ctx, c5c3v1alpha1.HypervisorOperatorUser, "default"); err == nil && found && strings.HasPrefix(u.Description, "Managed by Anvil") {
+		if err := s.DeleteUser(ctx, u.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p, found, err := s.LookupProject(ctx, c5c3v1alpha1.HypervisorOperatorProject, "default"); err == nil && found && strings.HasPrefix(p.Description, "Managed by Anvil") {
+		if err := s.DeleteProject(ctx, p.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // assertAccountRole checks, as the cloud admin, that the user and the

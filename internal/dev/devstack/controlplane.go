@@ -22,6 +22,7 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	"github.com/anvil/anvil/internal/dev/localcloud"
 	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/openstack"
 )
 
 // The sample ControlPlane and the Secrets it references. The names are the
@@ -42,6 +43,10 @@ const (
 	// username and password. It exists only with the OpenStack services,
 	// whose MariaDB it opens.
 	NovaDBSecret = "devstack-nova-db"
+	// KeystoneAdminSecret holds the local Keystone's admin credentials, with
+	// which the ControlPlane creates the hypervisor operator's account. It
+	// exists only with the OpenStack services.
+	KeystoneAdminSecret = "devstack-keystone-admin"
 )
 
 // The local MariaDB's databases and user, as hack/openstack/openstack.sh
@@ -132,6 +137,11 @@ func (s *Stack) applySampleControlPlane(ctx context.Context, _ *state) (string, 
 			d["username"] = []byte(novaDBUser)
 			d["password"] = []byte(cloud.novaDBPassword)
 			return nil
+		}}, sampleSecret{KeystoneAdminSecret, func(d map[string][]byte) error {
+			a := cloud.admin
+			d["username"], d["password"], d["project_name"] = []byte(a.Username), []byte(a.Password), []byte(a.ProjectName)
+			d["user_domain_name"], d["project_domain_name"] = []byte(a.UserDomainName), []byte(a.ProjectDomainName)
+			return nil
 		}})
 	}
 	names := make([]string, 0, len(secrets))
@@ -201,6 +211,7 @@ type sampleCloud struct {
 	placement, neutron, glance       string
 	mariaDBPort                      int32
 	novaDBPassword                   string
+	admin                            openstack.Credentials
 }
 
 // loadSampleCloud reads the running service set's state directory.
@@ -234,7 +245,7 @@ func (s *Stack) loadSampleCloud() (*sampleCloud, error) {
 		transportURL: url, novaPassword: pw, busCA: ca,
 		keystone: e[localcloud.KeystoneURL], keystonePublic: e[localcloud.KeystonePublicURL], region: e[localcloud.Region],
 		placement: e[localcloud.PlacementURL], neutron: e[localcloud.NeutronURL], glance: e[localcloud.ImageURL],
-		mariaDBPort: int32(port), novaDBPassword: dbPassword,
+		mariaDBPort: int32(port), novaDBPassword: dbPassword, admin: local.Admin,
 	}, nil
 }
 
@@ -243,9 +254,10 @@ func (s *Stack) loadSampleCloud() (*sampleCloud, error) {
 // With cloud set, every address is the local services' (their public
 // endpoints are the catalog's, plain http except Keystone's), and Nova
 // declares the local MariaDB's nova_api and nova databases, so host
-// discovery has a real cell to map computes into. Without it no database
-// runs, so none is declared. It sets no remoteCompute; step 1 of "Connect a
-// compute cluster" does.
+// discovery has a real cell to map computes into, and it asks for the
+// hypervisor operator's account with the local Keystone's admin. Without it
+// no database or Keystone runs, so neither is declared. It sets no
+// remoteCompute; step 1 of "Connect a compute cluster" does.
 func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 	service := func(name, port string) *c5c3v1alpha1.ReferencedService {
 		return &c5c3v1alpha1.ReferencedService{
@@ -260,11 +272,14 @@ func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 	}
 	placement, neutron, glance := service("placement", "8778"), service("neutron", "9696"), service("glance", "9292")
 	var apiDB, cellDB *c5c3v1alpha1.DatabaseSpec
+	var hvo *c5c3v1alpha1.HypervisorOperatorSpec
 	if cloud != nil {
 		local := func(url string) *c5c3v1alpha1.ReferencedService {
 			return &c5c3v1alpha1.ReferencedService{InternalEndpoint: url, PublicEndpoint: url}
 		}
-		keystone = &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: cloud.keystone, PublicEndpoint: cloud.keystonePublic, Region: cloud.region}
+		keystone = &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: cloud.keystone, PublicEndpoint: cloud.keystonePublic, Region: cloud.region,
+			AdminCredentialsSecretRef: &anvilmeta.LocalObjectReference{Name: KeystoneAdminSecret}}
+		hvo = &c5c3v1alpha1.HypervisorOperatorSpec{}
 		placement, neutron, glance = local(cloud.placement), local(cloud.neutron), local(cloud.glance)
 		database := func(name string) *c5c3v1alpha1.DatabaseSpec {
 			return &c5c3v1alpha1.DatabaseSpec{Host: localDBHost, Port: cloud.mariaDBPort, Database: name, SecretName: NovaDBSecret}
@@ -297,6 +312,7 @@ func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 					ServiceUserSecretRef: c5c3v1alpha1.SecretKeyRef{Name: NovaPasswordSecret, Key: "password"},
 					APIDatabase:          apiDB,
 					Database:             cellDB,
+					HypervisorOperator:   hvo,
 				},
 			},
 		},

@@ -46,9 +46,12 @@ func TestSampleControlPlane(t *testing.T) {
 	if n.RemoteCompute != nil {
 		t.Error("the sample sets remoteCompute")
 	}
-	// Without the OpenStack services no MariaDB runs.
+	// Without the OpenStack services no MariaDB or Keystone runs.
 	if n.APIDatabase != nil || n.Database != nil {
 		t.Errorf("the sample declares databases without OpenStack: %+v, %+v", n.APIDatabase, n.Database)
+	}
+	if n.HypervisorOperator != nil || svc.Keystone.AdminCredentialsSecretRef != nil {
+		t.Error("the sample asks for the hypervisor operator's account without a Keystone to create it in")
 	}
 }
 
@@ -81,6 +84,11 @@ func TestSampleControlPlaneOnLocalServices(t *testing.T) {
 		if tt.got == nil || *tt.got != want {
 			t.Errorf("%s = %+v, want %+v", name, tt.got, want)
 		}
+	}
+	// Guide step 2 starts from a sample that asks for the account.
+	if svc.Nova.HypervisorOperator == nil || svc.Keystone.AdminCredentialsSecretRef == nil ||
+		svc.Keystone.AdminCredentialsSecretRef.Name != KeystoneAdminSecret {
+		t.Errorf("hypervisorOperator = %v, adminCredentialsSecretRef = %v", svc.Nova.HypervisorOperator, svc.Keystone.AdminCredentialsSecretRef)
 	}
 }
 

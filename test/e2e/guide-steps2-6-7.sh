@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# End-to-end check of steps 6 and 7 of the guide "Connect a compute cluster"
-# on a fresh devstack with the OpenStack services: the pool's nova-compute
-# pods and the host discovery Job run as real processes through the pod
-# runners, against the real Nova.
+# End-to-end check of steps 2, 6 and 7 of the guide "Connect a compute
+# cluster" on a fresh devstack with the OpenStack services: the hypervisor
+# operator's account is created in the real Keystone, and the pool's
+# nova-compute pods and the host discovery Job run as real processes
+# through the pod runners, against the real Nova.
 #
 # The guide's commands run as written, with COMPUTE_CLUSTER and
 # COMPUTE_CONTEXT exported as it asks and <node> and <namespace> filled in.
 # Around them, the script plays the parts no devstack runs: step 1's bus
 # hand-over (with the devstack's own TLS URL, through stdin), the access
 # chart's install, and the hypervisor operator, which creates a Hypervisor
-# per node and reports the traits it applied. Steps 2 to 5 and the K-ORC
+# per node and reports the traits it applied. Steps 3 to 5 and the K-ORC
 # fixtures of step 7 are outside this check; see the guide.
 #
 # It uses its own state directory, so it never touches a developer's
@@ -18,7 +19,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-state="${E2E_GUIDE67_DIR:-$root/.devstack-guide67-e2e}"
+state="${E2E_GUIDE267_DIR:-$root/.devstack-guide267-e2e}"
 anvil_dev="$root/bin/anvil-dev"
 export PATH="$root/bin:$PATH"
 export KUBECONFIG="$state/kubeconfig"
@@ -64,6 +65,22 @@ kubectl patch controlplane controlplane -n openstack --type merge \
 kubectl wait nova/controlplane-nova -n openstack --timeout=5m \
   --for=jsonpath='{.status.remoteComputeConfigSecretRef.name}'=controlplane-nova-remote-compute-config >/dev/null
 pass "step 1: the Nova publishes the remote contract"
+
+# ---- Step 2, as written. The devstack's sample already asks for the
+# account, as the quick start's does, so the patch changes nothing there.
+kubectl patch controlplane controlplane -n openstack --type merge \
+  -p '{"spec":{"services":{"nova":{"hypervisorOperator":{}}}}}' >/dev/null
+kubectl wait --for=create secret/controlplane-nova-hypervisor-operator-auth \
+  -n openstack --timeout=10m >/dev/null
+keys="$(kubectl get secret controlplane-nova-hypervisor-operator-auth -n openstack -o json \
+  | jq '.data | keys')"
+want_keys='["auth_url","password","project_domain_name","project_name","region_name","user_domain_name","username"]'
+[[ "$(jq -c . <<<"$keys")" == "$want_keys" ]] || fail "step 2: jq lists $keys, want $want_keys"
+# The account exists in the real Keystone, with admin on its project.
+roles="$(openstack --insecure role assignment list --user hypervisor-operator --user-domain Default \
+  --project service-hypervisor-operator --project-domain Default --names -f value -c Role)"
+grep -qx admin <<<"$roles" || fail "step 2: hypervisor-operator holds [$roles] on service-hypervisor-operator, want admin"
+pass "step 2: the auth Secret lists its seven keys, and hypervisor-operator holds admin in Keystone"
 
 # The access chart, as "Register a compute cluster" installs it; step 7
 # upgrades it.
@@ -118,6 +135,16 @@ for _ in $(seq 1 60); do
     -L nova.openstack.c5c3.io/compute-config-mirror 2>/dev/null || true)"
 done
 grep -qE '^controlplane-nova-compute-config .* true$' <<<"$mirror" || fail "the mirror is not labelled true: $mirror"
+for _ in $(seq 1 30); do
+  grep -qE '^controlplane-nova-hypervisor-operator-auth .* true$' <<<"$mirror" && break
+  sleep 1
+  mirror="$(kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-nova-compute-config \
+    controlplane-nova-hypervisor-operator-auth -n openstack \
+    -L nova.openstack.c5c3.io/compute-config-mirror 2>/dev/null || true)"
+done
+grep -qE '^controlplane-nova-hypervisor-operator-auth .* true$' <<<"$mirror" \
+  || fail "step 2: the auth Secret's copy is not on compute-a with the mirror label: $mirror"
+pass "step 2: the auth Secret's copy is on compute-a, labelled as a mirror"
 reason="$(kubectl get controlplane controlplane -n openstack \
   -o jsonpath='{.status.conditions[?(@.type=="NovaReady")].reason}{"\n"}')"
 kubectl wait novacompute/controlplane-compute-a -n openstack \
@@ -188,4 +215,4 @@ pass "deleting the pool released $node"
 
 "$anvil_dev" devstack down --state-dir "$state" >/dev/null
 trap - EXIT
-echo "guide steps 6 and 7 e2e: passed"
+echo "guide steps 2, 6 and 7 e2e: passed"
