@@ -5,6 +5,25 @@ const (
 	// NovaReadyCondition reports the projected Nova and the delivery of its
 	// contract to every compute cluster.
 	NovaReadyCondition = "NovaReady"
+	// ComputeRotationCompleteCondition reports whether every compute
+	// cluster that receives the contract runs it: True once every pool
+	// there has rolled out the contract its mirror carries. It is not part
+	// of Ready, because an OnDelete pool may take days to follow.
+	ComputeRotationCompleteCondition = "ComputeRotationComplete"
+)
+
+// Reasons of ComputeRotationComplete.
+const (
+	// RotationCompleteReason: every compute cluster's pools run the
+	// contract that cluster's mirror carries.
+	RotationCompleteReason = "RotationComplete"
+	// RotationInProgressReason: some cluster's mirror is not written yet,
+	// or some pool there has not rolled it out; the message reads
+	// "N of M clusters on <hash>" and names the clusters that are behind.
+	RotationInProgressReason = "RotationInProgress"
+	// NoComputeClustersReason: no pool of the Nova runs on another
+	// cluster, so there is nothing to roll out there.
+	NoComputeClustersReason = "NoComputeClusters"
 )
 
 // Reasons of NovaReady.

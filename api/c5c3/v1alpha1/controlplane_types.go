@@ -242,6 +242,40 @@ type HypervisorOperatorSpec struct{}
 // ControlPlaneStatus is the observed state of a ControlPlane.
 type ControlPlaneStatus struct {
 	anvilmeta.CommonStatus `json:",inline"`
+
+	// ComputeClusters lists, per compute cluster that receives the
+	// contract, the hash its mirror carries and the hash each pool there
+	// has rolled out: what a rotation has reached.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	ComputeClusters []ComputeClusterStatus `json:"computeClusters,omitempty"`
+}
+
+// ComputeClusterStatus is what one compute cluster runs.
+type ComputeClusterStatus struct {
+	// Name of the cluster, as targetClusterRef names it.
+	Name string `json:"name"`
+	// ContractHash is the hash of the contract the cluster's mirror
+	// carries, as pools put it on their pod template; empty while the
+	// mirror could not be written.
+	// +optional
+	ContractHash string `json:"contractHash,omitempty"`
+	// Pools are the Nova's pools on the cluster.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Pools []PoolRolloutStatus `json:"pools,omitempty"`
+}
+
+// PoolRolloutStatus is the contract one pool runs.
+type PoolRolloutStatus struct {
+	// Name of the NovaCompute.
+	Name string `json:"name"`
+	// RolledOutContractHash is the pool's status.rolledOutContractHash:
+	// the contract hash every pod of its DaemonSet runs.
+	// +optional
+	RolledOutContractHash string `json:"rolledOutContractHash,omitempty"`
 }
 
 // ControlPlane declares one OpenStack cloud. Anvil projects the services it
@@ -253,6 +287,7 @@ type ControlPlaneStatus struct {
 // +kubebuilder:resource:path=controlplanes,scope=Namespaced
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Nova",type=string,JSONPath=`.status.conditions[?(@.type=="NovaReady")].reason`
+// +kubebuilder:printcolumn:name="Rotation",type=string,JSONPath=`.status.conditions[?(@.type=="ComputeRotationComplete")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ControlPlane struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -212,6 +212,13 @@ type NovaComputeStatus struct {
 	// NumberReady is the DaemonSet's; 0 without one.
 	// +optional
 	NumberReady int32 `json:"numberReady,omitempty"`
+	// RolledOutContractHash is the contract hash every pod of the pool's
+	// DaemonSet runs. It moves when a template with a new hash has fully
+	// rolled out (for OnDelete, once every pod was replaced), and a pool
+	// without pods has rolled out the contract it read. The ControlPlane
+	// reports it per cluster to tell when a rotation is complete.
+	// +optional
+	RolledOutContractHash string `json:"rolledOutContractHash,omitempty"`
 	// Nodes are the nodes the pool holds, and those it is refused.
 	// +optional
 	// +listType=map

@@ -7,6 +7,7 @@ package controlplane
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -66,6 +67,14 @@ type pass struct {
 	// hvoAuth is the data of the hypervisor operator's auth Secret, which
 	// the delivery step copies; nil while the account is not asked for.
 	hvoAuth map[string][]byte
+	// targets are the compute clusters of the Nova's pools, and pools the
+	// pools in its namespace. Set by Mirrors.
+	targets []string
+	pools   []novav1alpha1.NovaCompute
+	// mirrorHashes holds the contract hash written to each target this
+	// pass; failures the targets that were not served. Set by Mirrors.
+	mirrorHashes map[string]string
+	failures     []clusterResult
 }
 
 // steps are the pass's steps in order, each with the condition it owns.
@@ -74,6 +83,8 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileNova},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileHypervisorOperator},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileMirrors},
+		{Condition: c5c3v1alpha1.ComputeRotationCompleteCondition, Run: r.reconcileRotation},
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reportDeliveries},
 	}
 }
 
@@ -116,5 +127,10 @@ func (r *Reconciler) patchStatus(ctx context.Context, before, cp *c5c3v1alpha1.C
 
 // summary is how a ControlPlane's Ready is derived and its events recorded.
 func (r *Reconciler) summary() conditions.Summary {
-	return conditions.Summary{Steps: flow.StepConditions(r.steps()), ReadyMessage: "every service is ready", Events: transitionEvents}
+	// A rotation in progress does not make the cloud unready: an OnDelete
+	// pool follows only when its pods are deleted, which may take days.
+	steps := slices.DeleteFunc(flow.StepConditions(r.steps()), func(c string) bool {
+		return c == c5c3v1alpha1.ComputeRotationCompleteCondition
+	})
+	return conditions.Summary{Steps: steps, ReadyMessage: "every service is ready", Events: transitionEvents}
 }

@@ -23,7 +23,7 @@ func (r *Reconciler) pruneHypervisorOperator(ctx context.Context, cp *c5c3v1alph
 	if !controllerutil.ContainsFinalizer(cp, c5c3v1alpha1.AccountsFinalizer) {
 		return nil
 	}
-	targets, err := r.mirrorTargets(ctx, cp)
+	targets, _, err := r.mirrorTargets(ctx, cp)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/novaconfig"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -86,20 +87,21 @@ type clusterResult struct {
 	message string
 }
 
-// reconcileMirrors writes the contract onto every target cluster. A
-// cluster that fails is reported and never keeps the others from being
-// served.
+// reconcileMirrors writes the contract, and the hypervisor operator's auth
+// Secret when there is one, onto every target cluster. A cluster that
+// fails is noted for reportDeliveries and never keeps the others from
+// being served.
 func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcome, error) {
 	cp, nova := p.cp, p.nova
 	if nova == nil {
 		return flow.Continue, nil
 	}
-	targets, err := r.mirrorTargets(ctx, cp)
+	targets, pools, err := r.mirrorTargets(ctx, cp)
 	if err != nil {
 		return flow.Continue, err
 	}
+	p.targets, p.pools = targets, pools
 	if len(targets) == 0 {
-		setNovaReady(cp, c5c3v1alpha1.NovaReadyReason, fmt.Sprintf("Nova %s is Ready; no compute cluster needs its contract", nova.Name))
 		return flow.Continue, nil
 	}
 
@@ -113,42 +115,61 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 			"waiting for %s/%s to be published", nova.Namespace, sourceName)
 	}
 
-	var results []clusterResult
+	p.mirrorHashes = map[string]string{}
 	for _, cluster := range targets {
-		res := r.mirrorTo(ctx, cp, cluster, nova.Namespace, source)
-		if res == nil && p.hvoAuth != nil {
-			res = r.copyAuthTo(ctx, cp, cluster, p.hvoAuth)
+		mirror := BuildMirror(cp, nova.Namespace, source)
+		res := r.mirrorTo(ctx, cp, cluster, mirror)
+		if res == nil {
+			p.mirrorHashes[cluster] = novaconfig.Hash(mirror.Data)
+			if p.hvoAuth != nil {
+				res = r.copyAuthTo(ctx, cp, cluster, p.hvoAuth)
+			}
 		}
 		if res != nil {
-			results = append(results, *res)
+			p.failures = append(p.failures, *res)
 		}
 	}
-	if len(results) > 0 {
-		reason, message := summarizeMirrors(results)
-		return flow.Continue, flow.Wait(c5c3v1alpha1.NovaReadyCondition, reason, waitRequeue, "%s", message)
-	}
-	what := "its contract is"
-	if p.hvoAuth != nil {
-		what = "its contract and the hypervisor operator's auth Secret are"
-	}
-	setNovaReady(cp, c5c3v1alpha1.NovaReadyReason, fmt.Sprintf("Nova %s is Ready; %s on %s", nova.Name, what, strings.Join(targets, ", ")))
 	return flow.Continue, nil
 }
 
-// mirrorTargets lists the Nova's pools and returns the clusters that need
-// its contract. A cluster without the NovaCompute kind has no pools.
-func (r *Reconciler) mirrorTargets(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) ([]string, error) {
+// reportDeliveries ends the delivery: NovaReady is True once every target
+// cluster got what it needs, and otherwise names every cluster that did
+// not.
+func (r *Reconciler) reportDeliveries(_ context.Context, p *pass) (flow.Outcome, error) {
+	if p.nova == nil {
+		return flow.Continue, nil
+	}
+	if len(p.failures) > 0 {
+		reason, message := summarizeMirrors(p.failures)
+		return flow.Continue, flow.Wait(c5c3v1alpha1.NovaReadyCondition, reason, waitRequeue, "%s", message)
+	}
+	message := fmt.Sprintf("Nova %s is Ready; no compute cluster needs its contract", p.nova.Name)
+	if len(p.targets) > 0 {
+		what := "its contract is"
+		if p.hvoAuth != nil {
+			what = "its contract and the hypervisor operator's auth Secret are"
+		}
+		message = fmt.Sprintf("Nova %s is Ready; %s on %s", p.nova.Name, what, strings.Join(p.targets, ", "))
+	}
+	setNovaReady(p.cp, c5c3v1alpha1.NovaReadyReason, message)
+	return flow.Continue, nil
+}
+
+// mirrorTargets lists the pools in the Nova's namespace and returns the
+// clusters that need its contract, with the pools. A cluster without the
+// NovaCompute kind has no pools.
+func (r *Reconciler) mirrorTargets(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) ([]string, []novav1alpha1.NovaCompute, error) {
 	pools := &novav1alpha1.NovaComputeList{}
 	if err := r.Client.List(ctx, pools, client.InNamespace(cp.Namespace)); err != nil {
 		if !apimeta.IsNoMatchError(err) {
-			return nil, flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaComputeConfigErrorReason,
+			return nil, nil, flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaComputeConfigErrorReason,
 				fmt.Errorf("listing the Nova's pools: %w", err))
 		}
 		pools.Items = nil
 	}
 	// The projected Nova lives beside the ControlPlane, on its cluster.
 	nova := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: NovaName(cp), Namespace: cp.Namespace}}
-	return MirrorTargets(nova, pools.Items), nil
+	return MirrorTargets(nova, pools.Items), pools.Items, nil
 }
 
 // copyAuthTo writes the hypervisor operator's auth Secret onto one
@@ -194,12 +215,12 @@ func (r *Reconciler) pruneAuthCopies(ctx context.Context, cp *c5c3v1alpha1.Contr
 }
 
 // mirrorTo writes the copy onto one cluster and reports a problem, or nil.
-func (r *Reconciler) mirrorTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster, namespace string, source *corev1.Secret) *clusterResult {
+func (r *Reconciler) mirrorTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, mirror *corev1.Secret) *clusterResult {
 	children, err := r.Registry.ChildrenFor(cluster, nil)
 	if err != nil {
 		return &clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()}
 	}
-	mirror := BuildMirror(cp, namespace, source)
+	namespace := mirror.Namespace
 	err = children.Apply(ctx, r.Scheme, cp, mirror)
 	var notOwned *targetcluster.NotOwnedError
 	switch {

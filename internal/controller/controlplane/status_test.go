@@ -42,10 +42,13 @@ func TestFailingStepLeavesReadyNotTrue(t *testing.T) {
 			wantReason: c5c3v1alpha1.WaitingForNovaReason, wantGeneration: 2},
 		{name: "an apiserver error while projecting", step: 0, err: novaError(errors.New("etcdserver: request timed out")),
 			wantReason: c5c3v1alpha1.NovaErrorReason, wantGeneration: 1},
-		{name: "a mirror cannot be written", step: 1,
+		{name: "the account cannot be provisioned", step: 1,
+			err:        hypervisorOperatorError(errors.New("identity: create user: HTTP 500")),
+			wantReason: c5c3v1alpha1.HypervisorOperatorErrorReason, wantGeneration: 1},
+		{name: "a mirror cannot be written", step: 4,
 			err:        flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaComputeConfigErrorReason, waitRequeue, "on compute-a: not owned"),
 			wantReason: c5c3v1alpha1.NovaComputeConfigErrorReason, wantGeneration: 2},
-		{name: "an unclassified error while mirroring", step: 1, err: errors.New("connection refused"),
+		{name: "an unclassified error while mirroring", step: 2, err: errors.New("connection refused"),
 			wantReason: anvilmeta.ReconcileErrorReason, wantGeneration: 1},
 	}
 	for _, tt := range tests {

@@ -47,13 +47,19 @@ func ReadSecretNames(cp *c5c3v1alpha1.ControlPlane) []string {
 }
 
 // poolLifecycle passes a pool's creation, deletion and the start of its
-// deletion: the only changes that move mirror targets.
+// deletion, which move mirror targets, and a change of the contract hash
+// it has rolled out, which moves a rotation.
 var poolLifecycle = predicate.Funcs{
 	CreateFunc:  func(event.CreateEvent) bool { return true },
 	DeleteFunc:  func(event.DeleteEvent) bool { return true },
 	GenericFunc: func(event.GenericEvent) bool { return false },
 	UpdateFunc: func(e event.UpdateEvent) bool {
-		return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
+		if e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil {
+			return true
+		}
+		old, okOld := e.ObjectOld.(*novav1alpha1.NovaCompute)
+		updated, okNew := e.ObjectNew.(*novav1alpha1.NovaCompute)
+		return okOld && okNew && old.Status.RolledOutContractHash != updated.Status.RolledOutContractHash
 	},
 }
 

@@ -26,6 +26,10 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 				fmt.Errorf("deleting DaemonSet %s: %w", ds.Name, err))
 		}
 		pool.Status.DesiredNumberScheduled, pool.Status.NumberReady = 0, 0
+		// No pod runs an older contract.
+		if p.contractHash != "" {
+			pool.Status.RolledOutContractHash = p.contractHash
+		}
 		setCondition(pool, novav1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, novav1alpha1.DaemonSetReadyReason, "no node needs a nova-compute pod")
 		return flow.Continue, nil
 	}
@@ -43,6 +47,7 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 		return flow.Requeue(shortRequeue), nil
 	}
 	pool.Status.InstalledImage = p.image
+	pool.Status.RolledOutContractHash = ds.Spec.Template.Annotations[novav1alpha1.ComputeConfigHashAnnotation]
 	setCondition(pool, novav1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, novav1alpha1.DaemonSetReadyReason,
 		fmt.Sprintf("%d of %d nodes run a ready, current pod", st.NumberReady, st.DesiredNumberScheduled))
 	return flow.Continue, nil
