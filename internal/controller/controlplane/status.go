@@ -26,6 +26,7 @@ var errorReasons = map[string]bool{
 	c5c3v1alpha1.NovaRemoteMessagingErrorReason: true,
 	c5c3v1alpha1.NovaProjectionRejectedReason:   true,
 	c5c3v1alpha1.NovaErrorReason:                true,
+	c5c3v1alpha1.HypervisorOperatorErrorReason:  true,
 }
 
 // transitionEvents returns the events of a NovaReady that changed: a
