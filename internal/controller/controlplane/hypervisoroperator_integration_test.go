@@ -131,6 +131,11 @@ func TestIntegrationHypervisorOperatorAccount(t *testing.T) {
 	waitRemoteAuth(t, "compute-a", authName, "")
 	leaks = append(leaks, string(localSecret(t, authName).Data["password"]))
 	assertAccountRole(t, true)
+	live := &c5c3v1alpha1.ControlPlane{}
+	if err := e.Management.Client.Get(ctx, client.ObjectKeyFromObject(cp), live); err != nil {
+		t.Fatal(err)
+	}
+	conds := testenv.ConditionMessages(live.Status.Conditions)
 	if err := e.Management.Client.Delete(ctx, cp); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +146,8 @@ func TestIntegrationHypervisorOperatorAccount(t *testing.T) {
 	if _, err := remoteSecret(t, "compute-a", authName); !apierrors.IsNotFound(err) {
 		t.Errorf("the copy outlived its ControlPlane: %v", err)
 	}
-	testenv.AssertNoLeak(t, append([]string{logs.String()}, e.Management.EventMessages(t)...), leaks)
+	texts := append(append([]string{logs.String()}, e.Management.EventMessages(t)...), conds...)
+	testenv.AssertNoLeak(t, texts, append(leaks, cloud.AdminCredentials().Password))
 }
 
 // waitRemoteAuth waits for the auth copy on a cluster, holding password
