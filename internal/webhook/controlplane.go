@@ -133,9 +133,14 @@ func ValidateControlPlane(cp, old *c5c3v1alpha1.ControlPlane) field.ErrorList {
 	if nova.RemoteCompute != nil {
 		errs = append(errs, validateRemoteCompute(cp, novaPath.Child("remoteCompute"))...)
 	}
-	if nova.HypervisorOperator != nil && svc.Keystone != nil && svc.Keystone.AdminCredentialsSecretRef == nil {
-		errs = append(errs, field.Required(services.Child("keystone", "adminCredentialsSecretRef"),
-			"is required when services.nova.hypervisorOperator is set: Anvil creates the hypervisor operator's user and project in Keystone with these admin credentials"))
+	if svc.Keystone != nil && svc.Keystone.AdminCredentialsSecretRef == nil {
+		if nova.HypervisorOperator != nil {
+			errs = append(errs, field.Required(services.Child("keystone", "adminCredentialsSecretRef"),
+				"is required when services.nova.hypervisorOperator is set: Anvil creates the hypervisor operator's user and project in Keystone with these admin credentials"))
+		} else if rc := nova.RemoteCompute; rc != nil && rc.Credentials == c5c3v1alpha1.PerClusterCredentials {
+			errs = append(errs, field.Required(services.Child("keystone", "adminCredentialsSecretRef"),
+				"is required when services.nova.remoteCompute.credentials is PerCluster: Anvil creates each compute cluster's user in Keystone with these admin credentials"))
+		}
 	}
 	return errs
 }

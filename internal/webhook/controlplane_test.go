@@ -114,6 +114,11 @@ func TestValidateControlPlane(t *testing.T) {
 		}, want: []expected{{"spec.services.keystone.adminCredentialsSecretRef", field.ErrorTypeRequired,
 			"is required when services.nova.hypervisorOperator is set: "}}},
 
+		{name: "per-cluster credentials without admin credentials", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
+			cp.Spec.Services.Nova.RemoteCompute.Credentials = c5c3v1alpha1.PerClusterCredentials
+		}, want: []expected{{"spec.services.keystone.adminCredentialsSecretRef", field.ErrorTypeRequired,
+			"is required when services.nova.remoteCompute.credentials is PerCluster: "}}},
+
 		// Rule 1: the bus.
 		{name: "nova without messaging", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
 			withoutRemoteCompute(cp)

@@ -71,6 +71,10 @@ const (
 	// ControlPlane's, or a copy could not be written. The message names the
 	// object, and the namespace and cluster of a copy.
 	HypervisorOperatorErrorReason = "HypervisorOperatorError"
+	// ComputeCredentialsErrorReason: with PerCluster credentials, a compute
+	// cluster's own Keystone user could not be created, given its roles,
+	// or deleted. The message names the cluster.
+	ComputeCredentialsErrorReason = "ComputeCredentialsError"
 )
 
 // Names and labels of what a ControlPlane writes.
@@ -104,6 +108,23 @@ const (
 	// HypervisorOperatorRole is the one role the account holds, on its
 	// project: Nova and Placement read it as cloud admin.
 	HypervisorOperatorRole = "admin"
+	// ComputeCredentialsInfix names the password Secret of a compute
+	// cluster's own user: {cp}-nova-compute-credentials-<cluster>, key
+	// password. Deleting it reissues that cluster's credentials.
+	ComputeCredentialsInfix = "-nova-compute-credentials-"
+	// ComputeUserPrefix names a compute cluster's own Keystone user:
+	// nova-compute-<cluster>.
+	ComputeUserPrefix = "nova-compute-"
+	// ComputeClusterLabel names the compute cluster a per-cluster
+	// credentials Secret belongs to.
+	ComputeClusterLabel = "c5c3.io/compute-cluster"
+	// ReissueComputeCredentialsAnnotation, set on a ControlPlane to
+	// "<cluster>@<token>", revokes that cluster's credentials and issues
+	// new ones, once per token; other clusters are not touched.
+	ReissueComputeCredentialsAnnotation = "c5c3.io/reissue-compute-credentials"
+	// ReissueTokenAnnotation on a per-cluster credentials Secret records
+	// the token of the request it was issued for.
+	ReissueTokenAnnotation = "c5c3.io/reissue-token"
 	// AccountsFinalizer holds a ControlPlane while Keystone accounts it
 	// created, and their copies on compute clusters, still exist.
 	AccountsFinalizer = "c5c3.io/keystone-accounts"

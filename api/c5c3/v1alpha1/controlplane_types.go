@@ -229,7 +229,27 @@ type RemoteComputeSpec struct {
 	// namespace, whose key (default transport_url) holds the rabbit:// URL
 	// of the broker's external TLS listener.
 	TransportURLSecretRef SecretKeyRef `json:"transportURLSecretRef"`
+	// Credentials chooses whom compute clusters authenticate as. Shared
+	// (the default) hands every cluster the nova service user. PerCluster
+	// gives each cluster its own Keystone user, nova-compute-<cluster>,
+	// with the roles the nova user holds on the service project, so that
+	// one cluster's credentials can be revoked alone and every call names
+	// its cluster. PerCluster needs services.keystone.adminCredentialsSecretRef.
+	// +optional
+	// +kubebuilder:default=Shared
+	// +kubebuilder:validation:Enum=Shared;PerCluster
+	Credentials ComputeCredentials `json:"credentials,omitempty"`
 }
+
+// ComputeCredentials is whom compute clusters authenticate as.
+type ComputeCredentials string
+
+const (
+	// SharedCredentials hands every compute cluster the nova service user.
+	SharedCredentials ComputeCredentials = "Shared"
+	// PerClusterCredentials gives each compute cluster a user of its own.
+	PerClusterCredentials ComputeCredentials = "PerCluster"
+)
 
 // HypervisorOperatorSpec is the opt-in marker for the hypervisor
 // operator's account: once the Nova is Ready, Anvil creates the Keystone

@@ -75,6 +75,8 @@ type pass struct {
 	// pass; failures the targets that were not served. Set by Mirrors.
 	mirrorHashes map[string]string
 	failures     []clusterResult
+	// keystone is the pass's admin session, opened on first use.
+	keystone openstack.Accounts
 }
 
 // steps are the pass's steps in order, each with the condition it owns.
@@ -83,16 +85,22 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileNova},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileHypervisorOperator},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileMirrors},
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileClusterCredentials},
 		{Condition: c5c3v1alpha1.ComputeRotationCompleteCondition, Run: r.reconcileRotation},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reportDeliveries},
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.releaseFinalizer},
 	}
 }
 
-// teardownSteps run while a ControlPlane is deleted: only the account
-// holds a finalizer, because every other child is local and carries a
-// controller reference.
+// teardownSteps run while a ControlPlane is deleted: only Keystone
+// accounts hold a finalizer, because every other child is local and
+// carries a controller reference.
 func (r *Reconciler) teardownSteps() []flow.Step[*pass] {
-	return []flow.Step[*pass]{{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileHypervisorOperator}}
+	return []flow.Step[*pass]{
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileHypervisorOperator},
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileClusterCredentials},
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.releaseFinalizer},
+	}
 }
 
 // Reconcile brings one ControlPlane up to date: get it, defer the status

@@ -118,3 +118,61 @@ func TestAccountDescriptionNamesTheControlPlane(t *testing.T) {
 		t.Error("two ControlPlanes of one name in different namespaces share a mark")
 	}
 }
+
+func TestRenderForCluster(t *testing.T) {
+	fragment := "[keystone_authtoken]\nauth_url = https://k/v3\nusername = nova\n\n[placement]\nusername = nova\nvalid_interfaces = public\n\n[glance]\nvalid_interfaces = public\n"
+	data := map[string][]byte{"nova-compute.conf": []byte(fragment), "password": []byte("shared"), "transport_url": []byte("rabbit://u:p@h:5671/"), "cell_name": []byte("cell1")}
+	tests := []struct {
+		name, user, password string
+		data                 map[string][]byte
+		wantErr              bool
+		wantFragment         string
+	}{
+		{name: "every username line and the password", user: "nova-compute-a", password: "own-PASSWORD", data: data,
+			wantFragment: "[keystone_authtoken]\nauth_url = https://k/v3\nusername = nova-compute-a\n\n[placement]\nusername = nova-compute-a\nvalid_interfaces = public\n\n[glance]\nvalid_interfaces = public\n"},
+		{name: "a newline in the password", user: "nova-compute-a", password: "x\n[DEFAULT]", data: data, wantErr: true},
+		{name: "interpolation in the user", user: "nova-$(x)", password: "pw-XYZ", data: data, wantErr: true},
+		{name: "empty password", user: "nova-compute-a", data: data, wantErr: true},
+		{name: "a fragment without a user", user: "u", password: "pw-XYZ", data: map[string][]byte{"nova-compute.conf": []byte("[DEFAULT]\ndebug = false\n")}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := RenderForCluster(tt.data, tt.user, tt.password)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if err != nil {
+				if strings.Contains(err.Error(), tt.password) && tt.password != "" {
+					t.Errorf("the error quotes the password: %v", err)
+				}
+				return
+			}
+			if string(got["nova-compute.conf"]) != tt.wantFragment || string(got["password"]) != tt.password {
+				t.Errorf("fragment = %q, password = %q", got["nova-compute.conf"], got["password"])
+			}
+			if string(got["transport_url"]) != "rabbit://u:p@h:5671/" || string(got["cell_name"]) != "cell1" || len(got) != len(tt.data) {
+				t.Errorf("the other keys changed: %v", slices.Sorted(maps.Keys(got)))
+			}
+			if string(tt.data["password"]) != "shared" || !strings.Contains(string(tt.data["nova-compute.conf"]), "username = nova\n") {
+				t.Error("the source data was modified")
+			}
+		})
+	}
+}
+
+func TestReissueToken(t *testing.T) {
+	tests := []struct{ annotation, cluster, want string }{
+		{"", "compute-a", ""},
+		{"compute-a@1", "compute-a", "1"},
+		{"compute-a@1", "compute-b", ""},
+		{"compute-a", "compute-a", ""},
+		{"compute-a@2026-12-01T10:00:00Z", "compute-a", "2026-12-01T10:00:00Z"},
+	}
+	for _, tt := range tests {
+		cp := minimalControlPlane()
+		cp.Annotations = map[string]string{c5c3v1alpha1.ReissueComputeCredentialsAnnotation: tt.annotation}
+		if got := ReissueToken(cp, tt.cluster); got != tt.want {
+			t.Errorf("ReissueToken(%q, %s) = %q, want %q", tt.annotation, tt.cluster, got, tt.want)
+		}
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
@@ -16,11 +18,12 @@ import (
 
 // pruneHypervisorOperator removes everything the account left, in the
 // order that never strands a credential: the copies on compute clusters,
-// the user and the project in Keystone, the Secrets beside the Nova, and
-// last the finalizer. Without the finalizer nothing was ever created, so a
-// ControlPlane that never asked for the account costs nothing here.
+// the user and the project in Keystone, and the Secrets beside the Nova.
+// The Secrets go last, so while either exists there may be more to prune;
+// without them there is nothing, and a ControlPlane that never asked for
+// the account costs one cached read here.
 func (r *Reconciler) pruneHypervisorOperator(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) error {
-	if !controllerutil.ContainsFinalizer(cp, c5c3v1alpha1.AccountsFinalizer) {
+	if !r.hasLocalSecret(ctx, cp, HypervisorOperatorCredentialsName(cp)) && !r.hasLocalSecret(ctx, cp, HypervisorOperatorAuthName(cp)) {
 		return nil
 	}
 	targets, _, err := r.mirrorTargets(ctx, cp)
@@ -45,7 +48,36 @@ func (r *Reconciler) pruneHypervisorOperator(ctx context.Context, cp *c5c3v1alph
 			return hypervisorOperatorError(fmt.Errorf("deleting Secret %s/%s: %w", cp.Namespace, name, err))
 		}
 	}
-	return r.removeFinalizer(ctx, cp)
+	return nil
+}
+
+// hasLocalSecret tells whether the cache holds the Secret beside the
+// ControlPlane; a read error counts as present, so pruning is retried.
+func (r *Reconciler) hasLocalSecret(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, name string) bool {
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: cp.Namespace, Name: name}, &corev1.Secret{})
+	return !apierrors.IsNotFound(err)
+}
+
+// releaseFinalizer drops the accounts finalizer once nothing it guards is
+// left: no account asked for, and no Secret of an account left behind.
+func (r *Reconciler) releaseFinalizer(ctx context.Context, p *pass) (flow.Outcome, error) {
+	cp := p.cp
+	if !controllerutil.ContainsFinalizer(cp, c5c3v1alpha1.AccountsFinalizer) || wantsHypervisorOperator(cp) {
+		return flow.Continue, nil
+	}
+	if r.hasLocalSecret(ctx, cp, HypervisorOperatorCredentialsName(cp)) || r.hasLocalSecret(ctx, cp, HypervisorOperatorAuthName(cp)) {
+		return flow.Continue, nil
+	}
+	list := &corev1.SecretList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(cp.Namespace), client.HasLabels{c5c3v1alpha1.ComputeClusterLabel}); err != nil {
+		return flow.Continue, err
+	}
+	for i := range list.Items {
+		if targetcluster.Controls(cp, &list.Items[i], r.Scheme) {
+			return flow.Continue, nil
+		}
+	}
+	return flow.Continue, r.removeFinalizer(ctx, cp)
 }
 
 // deleteAccount deletes the user and the project, each only when it

@@ -29,9 +29,15 @@ const foreignRequeue = time.Minute
 // read back, which only a stale cache causes.
 const readBackRequeue = time.Second
 
+// wantsAccounts tells whether the ControlPlane may hold Keystone accounts
+// at all: it runs a Nova and is not being deleted.
+func wantsAccounts(cp *c5c3v1alpha1.ControlPlane) bool {
+	return cp.DeletionTimestamp.IsZero() && cp.Spec.Services.Nova != nil
+}
+
 // wantsHypervisorOperator tells whether the spec asks for the account.
 func wantsHypervisorOperator(cp *c5c3v1alpha1.ControlPlane) bool {
-	return cp.DeletionTimestamp.IsZero() && cp.Spec.Services.Nova != nil && cp.Spec.Services.Nova.HypervisorOperator != nil
+	return wantsAccounts(cp) && cp.Spec.Services.Nova.HypervisorOperator != nil
 }
 
 // reconcileHypervisorOperator provisions the hypervisor operator's account
@@ -99,7 +105,8 @@ func (r *Reconciler) adminCredentials(ctx context.Context, cp *c5c3v1alpha1.Cont
 	ks := cp.Spec.Services.Keystone
 	if ks == nil || ks.AdminCredentialsSecretRef == nil {
 		return openstack.Credentials{}, "", flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.HypervisorOperatorErrorReason,
-			errors.New("services.keystone.adminCredentialsSecretRef is required by services.nova.hypervisorOperator"))
+			errors.New("services.keystone.adminCredentialsSecretRef is required to manage Keystone accounts "+
+				"(services.nova.hypervisorOperator, services.nova.remoteCompute.credentials: PerCluster)"))
 	}
 	name := ks.AdminCredentialsSecretRef.Name
 	s := &corev1.Secret{}

@@ -118,6 +118,12 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 	p.mirrorHashes = map[string]string{}
 	for _, cluster := range targets {
 		mirror := BuildMirror(cp, nova.Namespace, source)
+		if PerCluster(cp) {
+			if res := r.perClusterMirror(ctx, p, cluster, mirror); res != nil {
+				p.failures = append(p.failures, *res)
+				continue
+			}
+		}
 		res := r.mirrorTo(ctx, cp, cluster, mirror)
 		if res == nil {
 			p.mirrorHashes[cluster] = novaconfig.Hash(mirror.Data)
@@ -153,6 +159,29 @@ func (r *Reconciler) reportDeliveries(_ context.Context, p *pass) (flow.Outcome,
 	}
 	setNovaReady(p.cp, c5c3v1alpha1.NovaReadyReason, message)
 	return flow.Continue, nil
+}
+
+// perClusterMirror renders mirror for a cluster with its own user, and
+// reports a problem, or nil.
+func (r *Reconciler) perClusterMirror(ctx context.Context, p *pass, cluster string, mirror *corev1.Secret) *clusterResult {
+	children, err := r.Registry.ChildrenFor(cluster, nil)
+	if err != nil {
+		// Nothing is issued for a cluster that cannot receive it.
+		return &clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()}
+	}
+	live := &corev1.Secret{}
+	if err := children.Reader.Get(ctx, client.ObjectKeyFromObject(mirror), live); err != nil {
+		live = nil
+	}
+	err = r.renderForCluster(ctx, p, cluster, mirror, live)
+	var step *flow.StepError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &step):
+		return &clusterResult{cluster, step.Reason, fmt.Sprintf("on %s: %s", cluster, step.Err.Error())}
+	}
+	return &clusterResult{cluster, c5c3v1alpha1.ComputeCredentialsErrorReason, fmt.Sprintf("on %s: the cluster's own credentials: %s", cluster, err.Error())}
 }
 
 // mirrorTargets lists the pools in the Nova's namespace and returns the
@@ -237,8 +266,9 @@ func (r *Reconciler) mirrorTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane
 func summarizeMirrors(results []clusterResult) (string, string) {
 	rank := map[string]int{
 		c5c3v1alpha1.NovaComputeConfigErrorReason:  0,
-		c5c3v1alpha1.HypervisorOperatorErrorReason: 1,
-		anvilmeta.TargetClusterUnavailableReason:   2,
+		c5c3v1alpha1.ComputeCredentialsErrorReason: 1,
+		c5c3v1alpha1.HypervisorOperatorErrorReason: 2,
+		anvilmeta.TargetClusterUnavailableReason:   3,
 	}
 	reason := results[0].reason
 	var msgs []string

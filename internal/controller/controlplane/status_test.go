@@ -45,7 +45,7 @@ func TestFailingStepLeavesReadyNotTrue(t *testing.T) {
 		{name: "the account cannot be provisioned", step: 1,
 			err:        hypervisorOperatorError(errors.New("identity: create user: HTTP 500")),
 			wantReason: c5c3v1alpha1.HypervisorOperatorErrorReason, wantGeneration: 1},
-		{name: "a mirror cannot be written", step: 4,
+		{name: "a mirror cannot be written", step: 5,
 			err:        flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaComputeConfigErrorReason, waitRequeue, "on compute-a: not owned"),
 			wantReason: c5c3v1alpha1.NovaComputeConfigErrorReason, wantGeneration: 2},
 		{name: "an unclassified error while mirroring", step: 2, err: errors.New("connection refused"),

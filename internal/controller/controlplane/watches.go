@@ -80,7 +80,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("controlplane-controller").
-		For(&c5c3v1alpha1.ControlPlane{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// An annotation asks to reissue a cluster's credentials.
+		For(&c5c3v1alpha1.ControlPlane{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&novav1alpha1.Nova{}).
 		Owns(&corev1.Secret{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.controlPlanesReading)).

@@ -1,0 +1,155 @@
+package controlplane_test
+
+import (
+	"bytes"
+	"context"
+	"maps"
+	"os"
+	"regexp"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	"github.com/anvil/anvil/internal/dev/localcloud"
+	"github.com/anvil/anvil/internal/dev/openstacktest"
+	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/openstack"
+)
+
+// fragmentUser reads the user the fragment's client sections name.
+var fragmentUser = regexp.MustCompile(`(?m)^\[service_user\]\n(?:.*\n)*?username = (.*)$`)
+
+// mirrorCredentials turns a per-cluster mirror into the credentials its
+// nova-compute authenticates with, at the real public Keystone.
+func mirrorCredentials(t *testing.T, s *corev1.Secret) openstack.Credentials {
+	t.Helper()
+	m := fragmentUser.FindSubmatch(s.Data["nova-compute.conf"])
+	if m == nil {
+		t.Fatalf("the mirror's fragment names no [service_user] user")
+	}
+	ca, err := os.ReadFile(cloud.Endpoints[localcloud.KeystoneCA])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return openstack.Credentials{AuthURL: cloud.Endpoints[localcloud.KeystonePublicURL], Username: string(m[1]),
+		Password: string(s.Data["password"]), ProjectName: "service", UserDomainName: "Default", ProjectDomainName: "Default", CABundle: ca}
+}
+
+// With PerCluster, each compute cluster's mirror authenticates as a
+// Keystone user of its own; revoking one cluster's credentials leaves the
+// other's mirror byte for byte as it was; the last pool leaving a cluster
+// deletes its user.
+func TestIntegrationPerClusterCredentials(t *testing.T) {
+	e := startOperator(t)
+	openstacktest.Require(t, cloud)
+	ctx := context.Background()
+	const name = "pc"
+	admin := cloud.AdminCredentials()
+	putSecret(t, name+"-keystone-admin", map[string]string{"password": admin.Password, "username": admin.Username, "project_name": admin.ProjectName})
+	novaPassword, err := cloud.Local().ServicePassword("nova")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := buildControlPlane(t, name, true)
+	putSecret(t, name+"-nova-password", map[string]string{"password": novaPassword})
+	ks := cp.Spec.Services.Keystone
+	ks.InternalEndpoint, ks.PublicEndpoint = cloud.Endpoints[localcloud.KeystoneURL], cloud.Endpoints[localcloud.KeystonePublicURL]
+	ks.AdminCredentialsSecretRef = &anvilmeta.LocalObjectReference{Name: name + "-keystone-admin"}
+	cp.Spec.Services.Nova.RemoteCompute.Credentials = c5c3v1alpha1.PerClusterCredentials
+	if err := e.Management.Client.Create(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	newPool(t, name, name+"-a", "compute-a")
+	poolB := newPool(t, name, name+"-b", "compute-b")
+	waitNovaReady(t, name, c5c3v1alpha1.NovaReadyReason)
+
+	mirror := name + "-nova-compute-config"
+	a, b := mustRemote(t, "compute-a", mirror), mustRemote(t, "compute-b", mirror)
+	credsA, credsB := mirrorCredentials(t, a), mirrorCredentials(t, b)
+	if credsA.Username != "nova-compute-compute-a" || credsB.Username != "nova-compute-compute-b" || credsA.Password == credsB.Password {
+		t.Fatalf("mirrors authenticate as %s and %s, with the same password %v", credsA.Username, credsB.Username, credsA.Password == credsB.Password)
+	}
+	for _, c := range []openstack.Credentials{credsA, credsB} {
+		if _, err := openstack.NewIdentitySession(ctx, c); err != nil {
+			t.Errorf("%s cannot log in with its mirror: %v", c.Username, err)
+		}
+	}
+	leaks := []string{novaPassword, admin.Password, credsA.Password, credsB.Password}
+
+	// Revoke compute-a alone.
+	patchControlPlane(t, name, func(cp *c5c3v1alpha1.ControlPlane) {
+		cp.Annotations = map[string]string{c5c3v1alpha1.ReissueComputeCredentialsAnnotation: "compute-a@1"}
+	})
+	var reissued *corev1.Secret
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		s, err := remoteSecret(t, "compute-a", mirror)
+		reissued = s
+		return err == nil && string(s.Data["password"]) != credsA.Password, nil
+	})
+	if err != nil {
+		t.Fatal("compute-a's mirror never got new credentials")
+	}
+	newA := mirrorCredentials(t, reissued)
+	leaks = append(leaks, newA.Password)
+	if _, err := openstack.NewIdentitySession(ctx, credsA); err == nil {
+		t.Error("compute-a's old password still logs in")
+	}
+	if _, err := openstack.NewIdentitySession(ctx, newA); err != nil {
+		t.Errorf("compute-a's new password does not log in: %v", err)
+	}
+	if after := mustRemote(t, "compute-b", mirror); after.ResourceVersion != b.ResourceVersion || !maps.EqualFunc(after.Data, b.Data, bytes.Equal) {
+		t.Error("revoking compute-a rewrote compute-b's mirror")
+	}
+
+	// The last pool leaving compute-b takes its user.
+	if err := e.Management.Client.Delete(ctx, poolB); err != nil {
+		t.Fatal(err)
+	}
+	waitNoUser(t, "nova-compute-compute-b")
+	waitGone(t, func() error {
+		return e.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name + "-nova-compute-credentials-compute-b"}, &corev1.Secret{})
+	})
+
+	// Deleting the ControlPlane takes the remaining user.
+	if err := e.Management.Client.Delete(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	waitNoUser(t, "nova-compute-compute-a")
+	testenv.AssertNoLeak(t, append([]string{logs.String()}, e.Management.EventMessages(t)...), leaks)
+}
+
+func mustRemote(t *testing.T, cluster, name string) *corev1.Secret {
+	t.Helper()
+	var got *corev1.Secret
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		s, err := remoteSecret(t, cluster, name)
+		got = s
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("no Secret %s on %s", name, cluster)
+	}
+	return got
+}
+
+// waitNoUser waits until the Keystone user is gone.
+func waitNoUser(t *testing.T, user string) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := openstack.NewIdentitySession(ctx, cloud.AdminCredentials())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, found, err := s.LookupUser(ctx, user, "default")
+		return err == nil && !found, nil
+	})
+	if err != nil {
+		t.Fatalf("the Keystone user %s was never deleted", user)
+	}
+}

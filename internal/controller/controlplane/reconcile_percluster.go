@@ -1,0 +1,206 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/openstack"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// The nova service user the projected Nova runs as (BuildNovaSpec): a
+// cluster's own user gets the roles it holds on its project, in its domain.
+const (
+	novaServiceUser    = "nova"
+	novaServiceProject = "service"
+	novaServiceDomain  = "Default"
+)
+
+// accounts returns the pass's admin session, logging in on first use: one
+// token per pass, whatever the number of clusters.
+func (r *Reconciler) accounts(ctx context.Context, p *pass) (openstack.Accounts, error) {
+	if p.keystone != nil {
+		return p.keystone, nil
+	}
+	admin, _, err := r.adminCredentials(ctx, p.cp)
+	if err != nil {
+		return nil, err
+	}
+	if p.keystone, err = r.Keystone(ctx, admin); err != nil {
+		return nil, err
+	}
+	return p.keystone, nil
+}
+
+// renderForCluster gives one cluster's mirror that cluster's own user and
+// password, issuing them when needed. live is the mirror the cluster holds,
+// or nil: Keystone is told a password only when the mirror lacks it.
+func (r *Reconciler) renderForCluster(ctx context.Context, p *pass, cluster string, mirror, live *corev1.Secret) error {
+	password, err := r.clusterPassword(ctx, p.cp, cluster)
+	if err != nil {
+		return err
+	}
+	if err := r.addFinalizer(ctx, p.cp); err != nil {
+		return err
+	}
+	ks, err := r.accounts(ctx, p)
+	if err != nil {
+		return err
+	}
+	delivered := live != nil && string(live.Data[passwordKey]) == password
+	if err := ensureClusterUser(ctx, ks, ComputeUserName(cluster), password, !delivered, AccountDescription(p.cp)); err != nil {
+		return err
+	}
+	data, err := RenderForCluster(mirror.Data, ComputeUserName(cluster), password)
+	if err != nil {
+		return err
+	}
+	mirror.Data = data
+	return nil
+}
+
+// clusterPassword returns a cluster's password, generating its Secret when
+// there is none, and a new password when the ControlPlane asks to reissue
+// it with a token the Secret was not issued for.
+func (r *Reconciler) clusterPassword(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string) (string, error) {
+	raw := make([]byte, 24)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	token := ReissueToken(cp, cluster)
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: ComputeCredentialsName(cp, cluster), Namespace: cp.Namespace,
+			Labels:      map[string]string{c5c3v1alpha1.ComputeClusterLabel: cluster},
+			Annotations: map[string]string{c5c3v1alpha1.ReissueTokenAnnotation: token},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{passwordKey: []byte(base64.RawURLEncoding.EncodeToString(raw))},
+	}
+	local := targetcluster.LocalChildren(r.Client)
+	existing := &corev1.Secret{}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(s), existing)
+	reissue := err == nil && token != "" && existing.Annotations[c5c3v1alpha1.ReissueTokenAnnotation] != token
+	if reissue {
+		// An apply, not a create: the new password replaces the old one.
+		err = local.Apply(ctx, r.Scheme, cp, s)
+	} else {
+		err = local.Apply(ctx, r.Scheme, cp, s, targetcluster.CreateOnly)
+	}
+	if err != nil {
+		return "", err
+	}
+	if s.ResourceVersion == "" || len(s.Data[passwordKey]) == 0 {
+		return "", flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.WaitingForHypervisorOperatorCredentialsReason, readBackRequeue,
+			"the credentials Secret %s/%s of compute cluster %s has not been materialized yet", cp.Namespace, s.Name, cluster)
+	}
+	return string(s.Data[passwordKey]), nil
+}
+
+// ensureClusterUser creates a cluster's user with the nova service user's
+// roles on its project, or brings an existing one up to date.
+func ensureClusterUser(ctx context.Context, ks openstack.Accounts, name, password string, setPassword bool, mark string) error {
+	domainID, err := ks.DomainID(ctx, novaServiceDomain)
+	if err != nil {
+		return err
+	}
+	nova, found, err := ks.LookupUser(ctx, novaServiceUser, domainID)
+	if err != nil {
+		return err
+	}
+	project, projectFound, err := ks.LookupProject(ctx, novaServiceProject, domainID)
+	if err != nil {
+		return err
+	}
+	if !found || !projectFound {
+		return fmt.Errorf("the nova service user or the service project does not exist in the %s domain", novaServiceDomain)
+	}
+	user, found, err := ks.LookupUser(ctx, name, domainID)
+	switch {
+	case err != nil:
+		return err
+	case !found:
+		if user.ID, err = ks.CreateUser(ctx, name, domainID, password, mark); err != nil {
+			return err
+		}
+	case user.Description != mark:
+		return &ForeignAccountError{Kind: "user", Name: name}
+	case setPassword:
+		if err := ks.SetPassword(ctx, user.ID, password); err != nil {
+			return err
+		}
+	}
+	want, err := ks.RolesOn(ctx, nova.ID, project.ID)
+	if err != nil {
+		return err
+	}
+	held, err := ks.RolesOn(ctx, user.ID, project.ID)
+	if err != nil {
+		return err
+	}
+	for _, role := range want {
+		if !slices.Contains(held, role) {
+			if err := ks.AssignRole(ctx, role, user.ID, project.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// reconcileClusterCredentials deletes the users, and their Secrets, of
+// clusters that no longer get their own: a cluster without the Nova's
+// pools, or every cluster once PerCluster is off or the ControlPlane goes.
+func (r *Reconciler) reconcileClusterCredentials(ctx context.Context, p *pass) (flow.Outcome, error) {
+	list := &corev1.SecretList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(p.cp.Namespace), client.HasLabels{c5c3v1alpha1.ComputeClusterLabel}); err != nil {
+		return flow.Continue, err
+	}
+	keep := map[string]bool{}
+	if p.nova != nil && wantsAccounts(p.cp) && PerCluster(p.cp) {
+		for _, c := range p.targets {
+			keep[c] = true
+		}
+	}
+	for i := range list.Items {
+		s := &list.Items[i]
+		cluster := s.Labels[c5c3v1alpha1.ComputeClusterLabel]
+		if keep[cluster] || !targetcluster.Controls(p.cp, s, r.Scheme) {
+			continue
+		}
+		if err := r.deleteClusterUser(ctx, p, cluster); err != nil {
+			return flow.Continue, flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.ComputeCredentialsErrorReason,
+				fmt.Errorf("deleting the Keystone user of compute cluster %s: %w", cluster, err))
+		}
+		if _, err := targetcluster.LocalChildren(r.Client).Delete(ctx, r.Scheme, p.cp, s); err != nil {
+			return flow.Continue, err
+		}
+	}
+	return flow.Continue, nil
+}
+
+// deleteClusterUser deletes a cluster's user if it carries the mark.
+func (r *Reconciler) deleteClusterUser(ctx context.Context, p *pass, cluster string) error {
+	ks, err := r.accounts(ctx, p)
+	if err != nil {
+		return err
+	}
+	domainID, err := ks.DomainID(ctx, novaServiceDomain)
+	if err != nil {
+		return err
+	}
+	user, found, err := ks.LookupUser(ctx, ComputeUserName(cluster), domainID)
+	if err != nil || !found || user.Description != AccountDescription(p.cp) {
+		return err
+	}
+	return ks.DeleteUser(ctx, user.ID)
+}
