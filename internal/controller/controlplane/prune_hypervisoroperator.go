@@ -65,6 +65,11 @@ func (r *Reconciler) releaseFinalizer(ctx context.Context, p *pass) (flow.Outcom
 	if !controllerutil.ContainsFinalizer(cp, c5c3v1alpha1.AccountsFinalizer) || wantsHypervisorOperator(cp) {
 		return flow.Continue, nil
 	}
+	// A cluster whose credentials Secret is gone may still have its user,
+	// until the next pass that reaches the cluster issues a new Secret.
+	if wantsAccounts(cp) && PerCluster(cp) && len(p.targets) > 0 {
+		return flow.Continue, nil
+	}
 	if r.hasLocalSecret(ctx, cp, HypervisorOperatorCredentialsName(cp)) || r.hasLocalSecret(ctx, cp, HypervisorOperatorAuthName(cp)) {
 		return flow.Continue, nil
 	}

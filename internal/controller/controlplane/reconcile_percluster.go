@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
@@ -178,14 +179,38 @@ func (r *Reconciler) reconcileClusterCredentials(ctx context.Context, p *pass) (
 			continue
 		}
 		if err := r.deleteClusterUser(ctx, p, cluster); err != nil {
-			return flow.Continue, flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.ComputeCredentialsErrorReason,
-				fmt.Errorf("deleting the Keystone user of compute cluster %s: %w", cluster, err))
+			return flow.Continue, clusterUserError(cluster, err)
 		}
 		if _, err := targetcluster.LocalChildren(r.Client).Delete(ctx, r.Scheme, p.cp, s); err != nil {
 			return flow.Continue, err
 		}
 	}
+	if !p.cp.DeletionTimestamp.IsZero() && controllerutil.ContainsFinalizer(p.cp, c5c3v1alpha1.AccountsFinalizer) {
+		return flow.Continue, r.deleteTargetUsers(ctx, p)
+	}
 	return flow.Continue, nil
+}
+
+// deleteTargetUsers deletes the users of the clusters that still host the
+// Nova's pools, when a ControlPlane goes: a user whose Secret was deleted
+// while its cluster could not be reached has no Secret to be found by.
+func (r *Reconciler) deleteTargetUsers(ctx context.Context, p *pass) error {
+	targets, _, err := r.mirrorTargets(ctx, p.cp)
+	if err != nil {
+		return err
+	}
+	for _, cluster := range targets {
+		if err := r.deleteClusterUser(ctx, p, cluster); err != nil {
+			return clusterUserError(cluster, err)
+		}
+	}
+	return nil
+}
+
+// clusterUserError files a failed deletion of a cluster's user.
+func clusterUserError(cluster string, err error) error {
+	return flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.ComputeCredentialsErrorReason,
+		fmt.Errorf("deleting the Keystone user of compute cluster %s: %w", cluster, err))
 }
 
 // deleteClusterUser deletes a cluster's user if it carries the mark.
