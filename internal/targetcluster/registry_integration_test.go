@@ -252,6 +252,18 @@ func TestIntegrationRefusesUnusableRegistrations(t *testing.T) {
 			u.ClientCertificateData, u.ClientKeyData, u.TokenFile = nil, nil, "/var/run/secrets/token"
 		})},
 		{name: "refused-namespaces", reason: targetcluster.RefusedInvalidNamespaces, kubeconfig: good, namespaces: "openstack,Not_Valid"},
+		{name: "refused-insecure", reason: targetcluster.RefusedInsecureTLS, kubeconfig: withCluster(t, good, func(c *clientcmdapi.Cluster) {
+			c.InsecureSkipTLSVerify, c.CertificateAuthorityData = true, nil
+		})},
+		{name: "refused-http", reason: targetcluster.RefusedPlaintextServer, kubeconfig: withCluster(t, good, func(c *clientcmdapi.Cluster) {
+			c.Server = strings.Replace(c.Server, "https://", "http://", 1)
+		})},
+		{name: "refused-proxy", reason: targetcluster.RefusedProxy, kubeconfig: withCluster(t, good, func(c *clientcmdapi.Cluster) {
+			c.ProxyURL = "http://proxy-PASSWORD@127.0.0.1:3128"
+		})},
+		{name: "refused-impersonation", reason: targetcluster.RefusedImpersonation, kubeconfig: withUser(func(u *clientcmdapi.AuthInfo) {
+			u.Impersonate = "system:admin"
+		})},
 	}
 	for _, c := range cases {
 		s := targetcluster.BuildRegistrationSecret(c.name, env.ClustersNamespace, c.kubeconfig, c.namespaces)
@@ -284,8 +296,25 @@ func TestIntegrationRefusesUnusableRegistrations(t *testing.T) {
 	for _, u := range kc.AuthInfos {
 		secrets = append(secrets, string(u.ClientKeyData))
 	}
-	secrets = append(secrets, "/var/run/secrets/token", "/bin/get-token")
+	secrets = append(secrets, "/var/run/secrets/token", "/bin/get-token", "proxy-PASSWORD", "system:admin")
 	assertNoLeak(t, secrets...)
+}
+
+// withCluster returns kubeconfig with mutate applied to every cluster entry.
+func withCluster(t *testing.T, kubeconfig []byte, mutate func(*clientcmdapi.Cluster)) []byte {
+	t.Helper()
+	kc, err := clientcmd.Load(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range kc.Clusters {
+		mutate(c)
+	}
+	raw, err := clientcmd.Write(*kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
 
 func secretEvents(ctx context.Context, t *testing.T, name, reason string) []corev1.Event {

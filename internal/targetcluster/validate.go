@@ -32,6 +32,18 @@ const (
 	RefusedCredentialFile     RefusalReason = "CredentialFile"
 	RefusedCertificateFile    RefusalReason = "CertificateAuthorityFile"
 	RefusedCredentialInServer RefusalReason = "CredentialInServerURL"
+	// RefusedInsecureTLS: a cluster entry skips server certificate checks,
+	// so anyone on the path could receive the credentials Anvil writes.
+	RefusedInsecureTLS RefusalReason = "InsecureSkipTLSVerify"
+	// RefusedPlaintextServer: a server URL is not https, so the token and
+	// every object written would travel in cleartext.
+	RefusedPlaintextServer RefusalReason = "PlaintextServer"
+	// RefusedProxy: a cluster entry routes the operator's traffic through
+	// a proxy the registrant chose.
+	RefusedProxy RefusalReason = "ProxyURL"
+	// RefusedImpersonation: a user entry acts as someone else, so the
+	// rights Anvil works with are not those of the registered identity.
+	RefusedImpersonation RefusalReason = "Impersonation"
 )
 
 // RefusalError is returned for a registration Anvil will not use. Its
@@ -118,8 +130,11 @@ func ParseNamespaces(value string) ([]string, error) {
 }
 
 // CheckKubeconfig refuses credentials the operator cannot or must not use:
-// plugins that run commands, and anything read from a file, which would be a
-// file on the operator's machine rather than the registrant's. Every entry
+// plugins that run commands, anything read from a file, which would be a
+// file on the operator's machine rather than the registrant's, and any
+// weakening of the transport (no TLS, unchecked TLS, a proxy) or of the
+// identity (impersonation). The registrant's token guards only their
+// cluster, but what Anvil sends over it guards the cloud. Every entry
 // counts, not only the current context's.
 func CheckKubeconfig(kc *clientcmdapi.Config) error {
 	if len(kc.Contexts) == 0 || kc.Contexts[kc.CurrentContext] == nil {
@@ -136,6 +151,8 @@ func CheckKubeconfig(kc *clientcmdapi.Config) error {
 			return refuse(RefusedCredentialFile, "user %q reads its token from a file", name)
 		case u.ClientCertificate != "" || u.ClientKey != "":
 			return refuse(RefusedCredentialFile, "user %q reads its client certificate or key from a file", name)
+		case u.Impersonate != "" || u.ImpersonateUID != "" || len(u.ImpersonateGroups) > 0 || len(u.ImpersonateUserExtra) > 0:
+			return refuse(RefusedImpersonation, "user %q impersonates another identity", name)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(kc.Clusters)) {
@@ -143,12 +160,21 @@ func CheckKubeconfig(kc *clientcmdapi.Config) error {
 		if c.CertificateAuthority != "" {
 			return refuse(RefusedCertificateFile, "cluster %q reads its certificate authority from a file", name)
 		}
+		if c.InsecureSkipTLSVerify {
+			return refuse(RefusedInsecureTLS, "cluster %q sets insecure-skip-tls-verify", name)
+		}
+		if c.ProxyURL != "" {
+			return refuse(RefusedProxy, "cluster %q sets proxy-url", name)
+		}
 		u, err := url.Parse(c.Server)
 		if err != nil || u.Host == "" {
 			return refuse(RefusedInvalidKubeconfig, "cluster %q has no valid server URL", name)
 		}
 		if u.User != nil {
 			return refuse(RefusedCredentialInServer, "cluster %q carries credentials in its server URL", name)
+		}
+		if u.Scheme != "https" {
+			return refuse(RefusedPlaintextServer, "cluster %q has a server URL whose scheme is not https", name)
 		}
 	}
 	ctx := kc.Contexts[kc.CurrentContext]

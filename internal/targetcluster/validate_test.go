@@ -66,6 +66,21 @@ func TestParseRegistration(t *testing.T) {
 		{name: "password in server URL", data: map[string][]byte{KubeconfigKey: kubeconfigWith(t, func(kc *clientcmdapi.Config) {
 			kc.Clusters["c"].Server = "https://admin:hunter2@127.0.0.1:6443"
 		})}, wantReason: RefusedCredentialInServer},
+		{name: "insecure skip TLS verify", data: map[string][]byte{KubeconfigKey: kubeconfigWith(t, func(kc *clientcmdapi.Config) {
+			kc.Clusters["c"].InsecureSkipTLSVerify, kc.Clusters["c"].CertificateAuthorityData = true, nil
+		})}, wantReason: RefusedInsecureTLS},
+		{name: "plaintext server", data: map[string][]byte{KubeconfigKey: kubeconfigWith(t, func(kc *clientcmdapi.Config) {
+			kc.Clusters["c"].Server = "http://127.0.0.1:8080"
+		})}, wantReason: RefusedPlaintextServer},
+		{name: "proxy", data: map[string][]byte{KubeconfigKey: kubeconfigWith(t, func(kc *clientcmdapi.Config) {
+			kc.Clusters["c"].ProxyURL = "socks5://hunter2@proxy.example.com:1080"
+		})}, wantReason: RefusedProxy},
+		{name: "impersonated user", data: map[string][]byte{KubeconfigKey: kubeconfigWith(t, func(kc *clientcmdapi.Config) {
+			kc.AuthInfos["u"].Impersonate = "system:admin"
+		})}, wantReason: RefusedImpersonation},
+		{name: "impersonated groups", data: map[string][]byte{KubeconfigKey: kubeconfigWith(t, func(kc *clientcmdapi.Config) {
+			kc.AuthInfos["u"].ImpersonateGroups = []string{"system:masters"}
+		})}, wantReason: RefusedImpersonation},
 		{name: "no current context", data: map[string][]byte{KubeconfigKey: kubeconfigWith(t, func(kc *clientcmdapi.Config) {
 			kc.CurrentContext = "missing"
 		})}, wantReason: RefusedInvalidKubeconfig},
@@ -86,7 +101,7 @@ func TestParseRegistration(t *testing.T) {
 			if !ok || r.Reason != tt.wantReason {
 				t.Fatalf("err = %v, want reason %s", err, tt.wantReason)
 			}
-			for _, secret := range []string{"s3cr3t-token", "hunter2", "/var/run/token", "/etc/"} {
+			for _, secret := range []string{"s3cr3t-token", "hunter2", "/var/run/token", "/etc/", "system:", "proxy.example.com", "127.0.0.1"} {
 				if strings.Contains(err.Error(), secret) {
 					t.Errorf("refusal %q quotes %q from the Secret", err, secret)
 				}
