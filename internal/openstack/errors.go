@@ -18,12 +18,16 @@ type APIError struct {
 	StatusCode int
 	// RequestID is the X-Openstack-Request-Id of the response, if any.
 	RequestID string
+	// Reauth is set when the token expired and logging in again failed.
+	Reauth bool
 	// cause is kept for errors.Is on transport errors only.
 	cause error
 }
 
 func (e *APIError) Error() string {
 	switch {
+	case e.Reauth:
+		return fmt.Sprintf("%s: HTTP %d, and logging in again failed", e.Op, e.StatusCode)
 	case e.StatusCode == 0:
 		return fmt.Sprintf("%s: no response: %s", e.Op, transportCause(e.cause))
 	case e.RequestID != "":
@@ -54,6 +58,18 @@ func statusOf(err error) int {
 func wrap(op string, err error) error {
 	if err == nil {
 		return nil
+	}
+	// A failed re-login does not unwrap to either of its two errors, and
+	// both print response bodies and URLs, so it is taken apart here and
+	// only the original status kept.
+	var reauth gophercloud.ErrUnableToReauthenticate
+	if errors.As(err, &reauth) {
+		out := &APIError{Op: op, Reauth: true}
+		var original gophercloud.ErrUnexpectedResponseCode
+		if errors.As(reauth.ErrOriginal, &original) {
+			out.StatusCode, out.RequestID = original.Actual, requestID(original.ResponseHeader)
+		}
+		return out
 	}
 	var unexpected gophercloud.ErrUnexpectedResponseCode
 	if errors.As(err, &unexpected) {

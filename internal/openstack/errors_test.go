@@ -31,6 +31,13 @@ func TestWrap(t *testing.T) {
 			wantStatus: 409, wantText: []string{"HTTP 409", "req-2"}},
 		{name: "no headers", err: unexpected(500, nil), wantStatus: 500, wantText: []string{"HTTP 500"}},
 		{name: "transport error", err: context.DeadlineExceeded, wantText: []string{"no response", "deadline"}},
+		{name: "a failed re-login after a 401", err: gophercloud.ErrUnableToReauthenticate{
+			ErrOriginal: unexpected(401, nil),
+			ErrReauth: gophercloud.ErrUnexpectedResponseCode{URL: "https://nova:hunter2@keystone.example.com/v3/auth/tokens", Method: "POST",
+				Actual: 401, Body: []byte(`{"error": "hunter2"}`)},
+		}, wantStatus: 401, wantText: []string{"HTTP 401", "logging in again failed"}},
+		{name: "an error after a successful re-login", err: gophercloud.ErrErrorAfterReauthentication{ErrOriginal: unexpected(403, nil)},
+			wantStatus: 403, wantText: []string{"HTTP 403"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,8 +56,8 @@ func TestWrap(t *testing.T) {
 					t.Errorf("%q does not contain %q", err, w)
 				}
 			}
-			if strings.Contains(err.Error(), "hunter2") {
-				t.Errorf("the response body leaked into %q", err)
+			if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "://") {
+				t.Errorf("a response body or a URL leaked into %q", err)
 			}
 		})
 	}
