@@ -142,8 +142,11 @@ func BuildDaemonSet(pool *novav1alpha1.NovaCompute, in DaemonSetInput) *appsv1.D
 					Annotations: map[string]string{novav1alpha1.ComputeConfigHashAnnotation: in.ContractHash},
 				},
 				Spec: corev1.PodSpec{
-					HostNetwork: true,
-					DNSPolicy:   corev1.DNSClusterFirstWithHostNet,
+					// nova-compute never calls the Kubernetes API: a token in a
+					// privileged pod would only be something to steal.
+					AutomountServiceAccountToken: ptr.To(false),
+					HostNetwork:                  true,
+					DNSPolicy:                    corev1.DNSClusterFirstWithHostNet,
 					Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 						RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms},
 					}},

@@ -268,6 +268,11 @@ func TestBuildDaemonSetPodSpec(t *testing.T) {
 		name  string
 		check func(t *testing.T)
 	}{
+		{name: "no service account token", check: func(t *testing.T) {
+			if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
+				t.Error("the pod mounts a service account token, which nova-compute never uses")
+			}
+		}},
 		{name: "host network with cluster DNS", check: func(t *testing.T) {
 			if !spec.HostNetwork || spec.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
 				t.Errorf("hostNetwork = %v, dnsPolicy = %s, want true and ClusterFirstWithHostNet", spec.HostNetwork, spec.DNSPolicy)

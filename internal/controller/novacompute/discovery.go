@@ -51,8 +51,10 @@ func BuildDiscoverJob(nova *novav1alpha1.Nova, manageConfig string) *batchv1.Job
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(labels)},
 				Spec: corev1.PodSpec{
-					RestartPolicy:   corev1.RestartPolicyNever,
-					SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr.To[int64](openstackUID)},
+					// nova-manage talks to the databases, never to Kubernetes.
+					AutomountServiceAccountToken: ptr.To(false),
+					RestartPolicy:                corev1.RestartPolicyNever,
+					SecurityContext:              &corev1.PodSecurityContext{FSGroup: ptr.To[int64](openstackUID)},
 					Containers: []corev1.Container{{
 						Name:            "discover-hosts",
 						Image:           image,

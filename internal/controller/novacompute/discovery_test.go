@@ -129,6 +129,11 @@ func TestBuildDiscoverJob(t *testing.T) {
 		name  string
 		check func(t *testing.T)
 	}{
+		{name: "no service account token", check: func(t *testing.T) {
+			if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+				t.Error("the Job's pod mounts a service account token, which nova-manage never uses")
+			}
+		}},
 		{name: "name and namespace", check: func(t *testing.T) {
 			if job.Name != "cp-nova-discover-hosts" || job.Namespace != "openstack" {
 				t.Errorf("Job = %s/%s, want openstack/cp-nova-discover-hosts", job.Namespace, job.Name)
