@@ -231,9 +231,12 @@ func TestIntegrationReapComputeConfigMirrors(t *testing.T) {
 	first := newPool(t, "reap", "reap-1", "compute-b")
 	second := newPool(t, "reap", "reap-2", "compute-b")
 	waitMirror(t, "compute-b", "reap-nova-compute-config", func(*corev1.Secret) bool { return true }, 30*time.Second)
-	// An unlabelled hvo copy made by hand must survive.
+	// An hvo copy someone made and labelled as a mirror, which no
+	// ControlPlane delivered, must survive: the label alone must not let
+	// anyone have the operator delete a Secret for them.
 	cb := env.ComputeCluster("compute-b")
-	handAuth := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "reap-nova-hypervisor-operator-auth", Namespace: testNamespace}}
+	handAuth := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "reap-nova-hypervisor-operator-auth", Namespace: testNamespace,
+		Labels: map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true"}}}
 	if err := cb.Client.Create(ctx, handAuth); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +269,7 @@ func TestIntegrationReapComputeConfigMirrors(t *testing.T) {
 		t.Errorf("events = %v", got)
 	}
 	if err := cb.Client.Get(ctx, client.ObjectKeyFromObject(handAuth), handAuth); err != nil {
-		t.Errorf("the unlabelled hvo copy was deleted: %v", err)
+		t.Errorf("the hvo copy no ControlPlane delivered was deleted: %v", err)
 	}
 }
 

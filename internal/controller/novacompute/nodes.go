@@ -18,8 +18,9 @@ type NodeView struct {
 	Labels map[string]string
 }
 
-// Rival is another pool of the same Nova on the same cluster, as far as
-// node ownership goes.
+// Rival is another pool of the same Nova, as far as node ownership goes.
+// A rival on another cluster has no Selector: only the names it holds
+// count, since a node name is a Nova host name across the whole cloud.
 type Rival struct {
 	// Name of the pool.
 	Name string

@@ -42,6 +42,14 @@ func TestDecideNodes(t *testing.T) {
 		handover     []string
 		conflictWith string
 	}{
+		{name: "a same-named node held by a younger pool on another cluster is a Conflict",
+			in: NodeInput{Pool: "p", Created: t0, Selected: []NodeView{node("n1")},
+				Rivals: []Rival{{Name: "elsewhere", Created: t0.Add(time.Hour), Held: map[string]string{"n1": novav1alpha1.NodeActive}}}},
+			want: map[string]string{"n1": novav1alpha1.NodeConflict}, newConflicts: []string{"n1"}, conflictWith: "elsewhere"},
+		{name: "an older pool on another cluster that holds other names takes nothing here",
+			in: NodeInput{Pool: "p", Created: t0, Selected: []NodeView{node("n1")},
+				Rivals: []Rival{{Name: "elsewhere", Created: t0.Add(-time.Hour), Held: map[string]string{"n2": novav1alpha1.NodeActive}}}},
+			want: map[string]string{"n1": novav1alpha1.NodePending}},
 		{name: "a new selected node is taken as Pending",
 			in:   NodeInput{Pool: "p", Created: t0, Selected: []NodeView{node("n1")}},
 			want: map[string]string{"n1": novav1alpha1.NodePending}},

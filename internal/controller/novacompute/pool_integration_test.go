@@ -24,6 +24,7 @@ import (
 	"github.com/anvil/anvil/internal/dev/testenv"
 	hypervisorv1 "github.com/anvil/anvil/internal/hypervisor/v1"
 	"github.com/anvil/anvil/internal/openstack"
+	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 const (
@@ -48,6 +49,7 @@ func TestIntegrationPool(t *testing.T) {
 
 	t.Run("a pool goes Ready", func(t *testing.T) { testPoolReady(t, e, compute, nova) })
 	t.Run("a second pool on the same nodes gets Conflict", func(t *testing.T) { testConflict(t, e, compute) })
+	t.Run("a same-named node on another cluster gets Conflict", func(t *testing.T) { testCrossClusterConflict(t, e, nova) })
 	t.Run("traits reach Placement and the Hypervisors", func(t *testing.T) { testTraits(t, e, compute, nova) })
 	t.Run("rotation rolls RollingUpdate once and leaves OnDelete", func(t *testing.T) { testRotation(t, e, compute) })
 	t.Run("a leaving node drains and is released", func(t *testing.T) { testDrain(t, e, compute, nova) })
@@ -251,6 +253,41 @@ func testConflict(t *testing.T, e *testenv.Environment, compute *testenv.Cluster
 	deletePool(t, e, "pool-b")
 }
 
+// A node on compute-b named like compute-a's nodeA1, which pool-a runs:
+// the name is one Nova host in the whole cloud, so the pool on compute-b
+// must report a Conflict and never touch compute-a's service, not even
+// when it is deleted.
+func testCrossClusterConflict(t *testing.T, e *testenv.Environment, nova *openstack.Session) {
+	other := e.ComputeCluster("compute-b")
+	twin := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeA1, Labels: map[string]string{poolKey: "twin"}}}
+	if err := other.Client.Create(t.Context(), twin); err != nil {
+		t.Fatal(err)
+	}
+	newPool(t, e, "pool-twin", "twin", func(p *novav1alpha1.NovaCompute) {
+		p.Spec.TargetClusterRef = &anvilmeta.TargetClusterRef{Name: "compute-b"}
+	})
+	eventually(t, time.Minute, "pool-twin in Conflict with pool-a", func(ctx context.Context) (bool, string) {
+		p, err := getPool(ctx, e, "pool-twin")
+		if err != nil {
+			return false, err.Error()
+		}
+		c, seen := conditionOf(p, novav1alpha1.NodesReadyCondition)
+		en := nodeEntry(p, nodeA1)
+		return c != nil && c.Reason == novav1alpha1.NodeConflictReason && en != nil && en.Phase == novav1alpha1.NodeConflict && en.ConflictsWith == "pool-a", seen
+	})
+	if !hasEventWithMessage(t, e, "pool-twin", novav1alpha1.NodeConflictEvent, "cluster compute-a") {
+		t.Error("no NodeConflict event naming compute-a")
+	}
+	deletePool(t, e, "pool-twin")
+	svcs, err := nova.ListComputeServices(t.Context(), nodeA1)
+	if err != nil || len(svcs) != 1 || svcs[0].Status != "enabled" {
+		t.Errorf("compute-a's service of %s after the twin pool came and went = %+v, %v; want one, enabled", nodeA1, svcs, err)
+	}
+	if p, err := getPool(t.Context(), e, "pool-a"); err != nil || nodeEntry(p, nodeA1) == nil || nodeEntry(p, nodeA1).Phase != novav1alpha1.NodeActive {
+		t.Errorf("pool-a lost %s: %v", nodeA1, err)
+	}
+}
+
 func testTraits(t *testing.T, e *testenv.Environment, compute *testenv.Cluster, nova *openstack.Session) {
 	cl, _ := cloud.ForTest(t)
 	poolTrait, hostTrait := "CUSTOM_POOL_A_"+run, "CUSTOM_GPU_"+run
@@ -413,9 +450,10 @@ func testDrain(t *testing.T, e *testenv.Environment, compute *testenv.Cluster, n
 func testDeleteLast(t *testing.T, e *testenv.Environment, compute *testenv.Cluster, nova *openstack.Session) {
 	ctx := t.Context()
 	// The ControlPlane delivers the hypervisor operator's auth Secret
-	// beside the contract; stand in for it, labelled as a delivered copy.
+	// beside the contract; stand in for it, labelled as its delivered copy.
 	auth := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: novaName + "-hypervisor-operator-auth", Namespace: ns,
-		Labels: map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true"}}, StringData: map[string]string{"username": "hypervisor-operator"}}
+		Labels: map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true", targetcluster.OwnerKindLabel: "ControlPlane",
+			targetcluster.OwnerNameLabel: cpName, targetcluster.OwnerNamespaceLabel: ns}}, StringData: map[string]string{"username": "hypervisor-operator"}}
 	if err := compute.Client.Create(ctx, auth); err != nil {
 		t.Fatal(err)
 	}

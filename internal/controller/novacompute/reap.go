@@ -3,6 +3,7 @@ package novacompute
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,11 +42,24 @@ func stillServes(pool *novav1alpha1.NovaCompute, others []novav1alpha1.NovaCompu
 	return false
 }
 
+// DeliveredBy tells whether labels mark a Secret in namespace as a copy
+// that the ControlPlane projecting novaName delivered: the mirror label,
+// and the ownership labels naming that ControlPlane. The mirror label
+// alone is not enough, since anyone who may label a Secret could then have
+// the operator delete it. A standalone Nova has no ControlPlane, so
+// nothing is ever delivered for it. It is pure.
+func DeliveredBy(labels map[string]string, namespace, novaName string) bool {
+	cp, projected := strings.CutSuffix(novaName, c5c3v1alpha1.NovaSuffix)
+	return projected && cp != "" && labels[c5c3v1alpha1.ComputeConfigMirrorLabel] == "true" &&
+		labels[targetcluster.OwnerKindLabel] == "ControlPlane" && labels[targetcluster.OwnerNameLabel] == cp &&
+		labels[targetcluster.OwnerNamespaceLabel] == namespace
+}
+
 // ReapComputeConfigMirrors runs at the end of a pool's teardown. If no
 // other pool of the same Nova still serves the pool's cluster, it deletes
-// the delivered copies there, each only if it carries the mirror label, and
-// records one Normal ComputeConfigMirrorReaped per deletion. Unlabelled
-// Secrets, such as copies made by hand, are never deleted. mgmt lists the
+// the delivered copies there, each only if DeliveredBy accepts it, and
+// records one Normal ComputeConfigMirrorReaped per deletion. Secrets
+// without those labels, such as copies made by hand, are never deleted. mgmt lists the
 // pools; cluster is the pool's cluster, whose Reader should bypass the
 // cache, so that a stale cache cannot hide a label.
 func ReapComputeConfigMirrors(ctx context.Context, mgmt client.Reader, cluster *targetcluster.Children, recorder events.EventRecorder, pool *novav1alpha1.NovaCompute) ([]string, error) {
@@ -57,7 +71,7 @@ func ReapComputeConfigMirrors(ctx context.Context, mgmt client.Reader, cluster *
 		return nil, nil
 	}
 	mirrored := func(live client.Object) bool {
-		return live.GetLabels()[c5c3v1alpha1.ComputeConfigMirrorLabel] == "true"
+		return DeliveredBy(live.GetLabels(), pool.Namespace, pool.Spec.NovaRef.Name)
 	}
 	var reaped []string
 	for _, name := range MirrorNames(pool.Spec.NovaRef.Name) {

@@ -1,12 +1,15 @@
 package novacompute
 
 import (
+	"maps"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 func pool(name, nova, cluster string, deleting bool, finalizers ...string) novav1alpha1.NovaCompute {
@@ -49,5 +52,42 @@ func TestMirrorNames(t *testing.T) {
 	got := MirrorNames("controlplane-nova")
 	if len(got) != 2 || got[0] != "controlplane-nova-compute-config" || got[1] != "controlplane-nova-hypervisor-operator-auth" {
 		t.Errorf("MirrorNames = %v", got)
+	}
+}
+
+func TestDeliveredBy(t *testing.T) {
+	owned := map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true", targetcluster.OwnerKindLabel: "ControlPlane",
+		targetcluster.OwnerNameLabel: "cp", targetcluster.OwnerNamespaceLabel: "openstack"}
+	with := func(k, v string) map[string]string {
+		l := maps.Clone(owned)
+		if v == "" {
+			delete(l, k)
+		} else {
+			l[k] = v
+		}
+		return l
+	}
+	tests := []struct {
+		name   string
+		labels map[string]string
+		nova   string
+		want   bool
+	}{
+		{name: "delivered by the Nova's ControlPlane", labels: owned, nova: "cp-nova", want: true},
+		{name: "the mirror label alone", labels: map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true"}, nova: "cp-nova"},
+		{name: "mirror label false", labels: with(c5c3v1alpha1.ComputeConfigMirrorLabel, "false"), nova: "cp-nova"},
+		{name: "no mirror label", labels: with(c5c3v1alpha1.ComputeConfigMirrorLabel, ""), nova: "cp-nova"},
+		{name: "another ControlPlane", labels: with(targetcluster.OwnerNameLabel, "other"), nova: "cp-nova"},
+		{name: "another namespace", labels: with(targetcluster.OwnerNamespaceLabel, "team-x"), nova: "cp-nova"},
+		{name: "another kind", labels: with(targetcluster.OwnerKindLabel, "Nova"), nova: "cp-nova"},
+		{name: "a standalone Nova", labels: owned, nova: "cp"},
+		{name: "a Nova named only the suffix", labels: with(targetcluster.OwnerNameLabel, ""), nova: "-nova"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := DeliveredBy(tt.labels, "openstack", tt.nova); got != tt.want {
+				t.Errorf("DeliveredBy = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -66,22 +66,7 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 			fmt.Errorf("listing the other pools of Nova %s: %w", pool.Spec.NovaRef.Name, err))
 	}
 	p.novaPools = pools.Items
-	var rivals []Rival
-	for i := range pools.Items {
-		o := &pools.Items[i]
-		if o.UID == pool.UID || o.TargetClusterName() != pool.TargetClusterName() {
-			continue
-		}
-		p.rivals = append(p.rivals, *o)
-		held := map[string]string{}
-		for _, e := range o.Status.Nodes {
-			if e.Phase != novav1alpha1.NodeConflict {
-				held[e.Name] = e.Phase
-			}
-		}
-		rivals = append(rivals, Rival{Name: o.Name, Created: o.CreationTimestamp.Time, Deleting: !o.DeletionTimestamp.IsZero(),
-			Selector: o.Spec.NodeSelector, Held: held})
-	}
+	rivals, elsewhere := r.rivalsOf(p, pools.Items)
 
 	p.decision = DecideNodes(NodeInput{
 		Pool: pool.Name, Created: pool.CreationTimestamp.Time, Deleting: p.deleting,
@@ -96,8 +81,12 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 	}
 	for _, name := range p.decision.NewConflicts {
 		e := p.entry(name)
+		where := "this cluster"
+		if c, ok := elsewhere[e.ConflictsWith]; ok {
+			where = "cluster " + clusterLabel(c) + ", where the name is already a Nova host"
+		}
 		r.event(pool, nodeRef(name), true, novav1alpha1.NodeConflictEvent, "Select",
-			"Node %s is held by NovaCompute %s of the same Nova on this cluster; this pool runs no pod there", name, e.ConflictsWith)
+			"Node %s is held by NovaCompute %s of the same Nova on %s; this pool runs no pod there", name, e.ConflictsWith, where)
 	}
 	sort.Strings(conflicts)
 	switch {
@@ -117,4 +106,46 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 	// NoMatchingNodes and NodeConflict are not waits: the later steps
 	// still serve the nodes the pool holds.
 	return flow.Continue, nil
+}
+
+// rivalsOf turns the Nova's other pools into rivals for the pool's nodes.
+// A pool on the same cluster competes for the same Nodes. A pool on
+// another cluster competes only for the names it holds: a node name is the
+// Nova host name, which is one service in the whole cloud, so a same-named
+// node here must never take over, disable or delete the other cluster's
+// service. It returns the cluster of each rival from elsewhere.
+func (r *Reconciler) rivalsOf(p *pass, pools []novav1alpha1.NovaCompute) ([]Rival, map[string]string) {
+	pool := p.pool
+	var rivals []Rival
+	elsewhere := map[string]string{}
+	for i := range pools {
+		o := &pools[i]
+		if o.UID == pool.UID {
+			continue
+		}
+		held := map[string]string{}
+		for _, e := range o.Status.Nodes {
+			if e.Phase != novav1alpha1.NodeConflict {
+				held[e.Name] = e.Phase
+			}
+		}
+		rival := Rival{Name: o.Name, Created: o.CreationTimestamp.Time, Deleting: !o.DeletionTimestamp.IsZero(), Held: held}
+		if o.TargetClusterName() == pool.TargetClusterName() {
+			p.rivals = append(p.rivals, *o)
+			rival.Selector = o.Spec.NodeSelector
+		} else {
+			// No selector: its labels describe other Nodes.
+			elsewhere[o.Name] = o.TargetClusterName()
+		}
+		rivals = append(rivals, rival)
+	}
+	return rivals, elsewhere
+}
+
+// clusterLabel names a cluster in a message; "" is the management cluster.
+func clusterLabel(c string) string {
+	if c == "" {
+		return "the management cluster"
+	}
+	return c
 }

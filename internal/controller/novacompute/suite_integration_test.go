@@ -35,11 +35,12 @@ var (
 	run = fmt.Sprintf("%05d", time.Now().Unix()%100000)
 )
 
-// TestMain starts the management cluster, compute-a and the real OpenStack
-// services.
+// TestMain starts the management cluster, compute-a, compute-b (bare: it
+// only holds Node objects whose names collide with compute-a's) and the
+// real OpenStack services.
 func TestMain(m *testing.M) {
 	os.Exit(openstacktest.Run(&cloud, func() int {
-		return testenv.Run(m, testenv.Options{ComputeClusters: 1, Audit: true}, &env)
+		return testenv.Run(m, testenv.Options{ComputeClusters: 2, Audit: true}, &env)
 	}))
 }
 
@@ -111,8 +112,9 @@ func startStack(t *testing.T) *testenv.Environment {
 			t.Fatal(err)
 		}
 		err = testenv.StartManager(mgr, func() bool {
-			_, err := registry.Resolve("compute-a")
-			return err == nil
+			_, errA := registry.Resolve("compute-a")
+			_, errB := registry.Resolve("compute-b")
+			return errA == nil && errB == nil
 		})
 		if err != nil {
 			t.Fatal(err)
