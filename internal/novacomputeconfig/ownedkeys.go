@@ -39,7 +39,13 @@ const (
 	sourceNativeTLS = "the pool, which migrates over libvirt's native TLS"
 	impactNativeTLS = "live migration would leave native TLS and could move guest memory between nodes unencrypted"
 	impactPassword  = "a password in the spec is shown to everyone who can read the NovaCompute, and a rotation of the service user's password would no longer reach the pool"
+	impactRedirect  = "the service user's password would be sent wherever the override points"
+	impactBusTLS    = "the compute would no longer verify the message bus, whose URL carries a password"
 )
+
+// clientSections are the sections that authenticate as the service user:
+// where they send the password must stay the contract's choice.
+var clientSections = []string{"keystone_authtoken", "service_user", "placement", "neutron", "cinder", "glance", "barbican"}
 
 // passwordSections are the client sections whose password the compute
 // contract carries.
@@ -73,7 +79,15 @@ var RejectedKeys = append([]OwnedKey{
 		"ports would not be plugged into the node's Open vSwitch, and servers would boot without network"},
 	{"vnc", "server_proxyclient_address", sourceHostIP,
 		"the console proxy would connect to another address than the node's"},
-}, passwordKeys()...)
+	{"keystone_authtoken", "www_authenticate_uri", sourceContract, impactRedirect},
+	{"oslo_messaging_rabbit", "ssl", sourceContract, impactBusTLS},
+	{"oslo_messaging_rabbit", "ssl_ca_file", sourceContract, impactBusTLS},
+}, append(passwordKeys(), redirectKeys()...)...)
+
+// privsepHelperKey is refused in every privsep section: it names the
+// command the root helper runs, so an override runs anything as root on
+// every node of the pool.
+const privsepHelperKey = "helper_command"
 
 // ReportedKeys are the options spec.libvirt sets that spec.extraConfig may
 // still override. The override is honoured, but the pool reports it, since
@@ -83,6 +97,15 @@ var ReportedKeys = []OwnedKey{
 	{"libvirt", "cpu_mode", "spec.libvirt.cpuMode", "the override wins over spec.libvirt.cpuMode"},
 	{"libvirt", "cpu_models", "spec.libvirt.cpuModels", "the override wins over spec.libvirt.cpuModels"},
 	{"libvirt", "images_type", "spec.libvirt.imagesType", "the override wins over spec.libvirt.imagesType"},
+}
+
+// redirectKeys are auth_url and endpoint_override of every client section.
+func redirectKeys() []OwnedKey {
+	keys := make([]OwnedKey, 0, 2*len(clientSections))
+	for _, s := range clientSections {
+		keys = append(keys, OwnedKey{s, "auth_url", sourceContract, impactRedirect}, OwnedKey{s, "endpoint_override", sourceContract, impactRedirect})
+	}
+	return keys
 }
 
 func passwordKeys() []OwnedKey {
@@ -121,10 +144,39 @@ func find(table []OwnedKey, section, key string) (OwnedKey, bool) {
 // oslo.config reads them (see CanonicalSection); keys exactly.
 func OwnedKeyError(section, key string) (msg string, ok bool) {
 	k, ok := find(RejectedKeys, section, key)
+	if !ok && strings.HasPrefix(CanonicalSection(section), "privsep") && key == privsepHelperKey {
+		k, ok = OwnedKey{CanonicalSection(section), key, "oslo.privsep, which starts its own root helper",
+			"the override would run any command as root on every node of the pool"}, true
+	}
 	if !ok {
 		return "", false
 	}
 	return fmt.Sprintf("%s is managed via %s and must not be set in extraConfig (%s)", k.Name(), k.Source, k.Impact), true
+}
+
+// CheckExtraConfig returns the refusal of the first owned option extra
+// sets, in section and key order, or "" when it sets none. The pool
+// controller checks again what admission checked, since a pool may reach
+// it without the webhook.
+func CheckExtraConfig(extra map[string]map[string]string) string {
+	sections := make([]string, 0, len(extra))
+	for s := range extra {
+		sections = append(sections, s)
+	}
+	sort.Strings(sections)
+	for _, s := range sections {
+		keys := make([]string, 0, len(extra[s]))
+		for k := range extra[s] {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if msg, owned := OwnedKeyError(s, k); owned {
+				return msg
+			}
+		}
+	}
+	return ""
 }
 
 // OverriddenPoolKeys returns the options of ReportedKeys that extra sets, as

@@ -17,6 +17,10 @@ func TestRejectedKeysAreTheSpecifiedOnes(t *testing.T) {
 		"os_vif_ovs.ovsdb_connection",
 		"vnc.server_proxyclient_address",
 		"keystone_authtoken.password", "service_user.password", "placement.password", "neutron.password", "cinder.password",
+		"keystone_authtoken.www_authenticate_uri", "oslo_messaging_rabbit.ssl", "oslo_messaging_rabbit.ssl_ca_file",
+	}
+	for _, s := range []string{"keystone_authtoken", "service_user", "placement", "neutron", "cinder", "glance", "barbican"} {
+		want = append(want, s+".auth_url", s+".endpoint_override")
 	}
 	var got []string
 	for _, k := range RejectedKeys {
@@ -71,6 +75,17 @@ func TestOwnedKeyError(t *testing.T) {
 		{"placement", "password", "placement.password is managed via "},
 		{"neutron", "password", "neutron.password is managed via "},
 		{"cinder", "password", "cinder.password is managed via "},
+		// Redirects of the service user's password, and the bus's TLS.
+		{"placement", "auth_url", "placement.auth_url is managed via the Nova's compute contract Secret"},
+		{"neutron", "endpoint_override", "neutron.endpoint_override is managed via "},
+		{"barbican", "auth_url", "barbican.auth_url is managed via "},
+		{"keystone_authtoken", "www_authenticate_uri", "keystone_authtoken.www_authenticate_uri is managed via "},
+		{"oslo_messaging_rabbit", "ssl", "oslo_messaging_rabbit.ssl is managed via "},
+		{"oslo_messaging_rabbit", "ssl_ca_file", "oslo_messaging_rabbit.ssl_ca_file is managed via "},
+		// Every privsep section's root helper.
+		{"privsep_osbrick", "helper_command", "privsep_osbrick.helper_command is managed via oslo.privsep"},
+		{"PRIVSEP", "helper_command", "privsep.helper_command is managed via "},
+		{"privsep_osbrick", "thread_pool_size", ""},
 		// oslo.config reads every group but DEFAULT in lower case.
 		{"LIBVIRT", "connection_uri", "libvirt.connection_uri is managed via "},
 		{"Vnc", "server_proxyclient_address", "vnc.server_proxyclient_address is managed via "},
@@ -140,5 +155,30 @@ func TestCanonicalSection(t *testing.T) {
 		if got := CanonicalSection(in); got != want {
 			t.Errorf("CanonicalSection(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestCheckExtraConfig(t *testing.T) {
+	tests := []struct {
+		name  string
+		extra map[string]map[string]string
+		want  string
+	}{
+		{name: "none"},
+		{name: "free options only", extra: map[string]map[string]string{"libvirt": {"virt_type": "qemu"}, "DEFAULT": {"debug": "true"}}},
+		{name: "the first owned option in order", extra: map[string]map[string]string{
+			"placement": {"auth_url": "https://evil.example.com/v3"}, "DEFAULT": {"host": "x", "debug": "true"}},
+			want: "DEFAULT.host is managed via "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := CheckExtraConfig(tt.extra)
+			if (tt.want == "") != (got == "") || !strings.HasPrefix(got, tt.want) {
+				t.Errorf("CheckExtraConfig = %q, want prefix %q", got, tt.want)
+			}
+			if strings.Contains(got, "evil") {
+				t.Errorf("the refusal echoes a value: %q", got)
+			}
+		})
 	}
 }

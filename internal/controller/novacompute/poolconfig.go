@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/novacomputeconfig"
 	"github.com/anvil/anvil/internal/novaconfig"
 )
 
@@ -28,6 +29,11 @@ const keptPoolConfigs = 3
 // pool's nodes hypervisors of this deployment, then spec.extraConfig over
 // them, section by section, with the user's values winning. It is pure.
 func BuildPoolConfig(pool *novav1alpha1.NovaCompute) ([]byte, error) {
+	// Admission refuses these already; a pool that bypassed it must not
+	// have them rendered either.
+	if msg := novacomputeconfig.CheckExtraConfig(pool.Spec.ExtraConfig); msg != "" {
+		return nil, &OwnedKeyError{Message: msg}
+	}
 	lv := pool.Spec.Libvirt
 	virtType := lv.VirtType
 	if virtType == "" {
@@ -129,3 +135,9 @@ func MissingContractKeys(data map[string][]byte) []string {
 	}
 	return missing
 }
+
+// OwnedKeyError refuses an extraConfig option Anvil manages. Its message
+// names the option, never its value.
+type OwnedKeyError struct{ Message string }
+
+func (e *OwnedKeyError) Error() string { return e.Message }

@@ -42,6 +42,12 @@ func TestBuildPoolConfig(t *testing.T) {
 		{name: "a newline in extraConfig is refused", pool: pool(func(p *novav1alpha1.NovaCompute) {
 			p.Spec.ExtraConfig = map[string]map[string]string{"DEFAULT": {"debug": "true\n[evil]"}}
 		}), wantErr: true},
+		{name: "an owned option is refused even without admission", pool: pool(func(p *novav1alpha1.NovaCompute) {
+			p.Spec.ExtraConfig = map[string]map[string]string{"placement": {"auth_url": "https://evil.example.com/v3"}}
+		}), wantErr: true},
+		{name: "downgrading the bus's TLS is refused", pool: pool(func(p *novav1alpha1.NovaCompute) {
+			p.Spec.ExtraConfig = map[string]map[string]string{"oslo_messaging_rabbit": {"ssl": "false-evil"}}
+		}), wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

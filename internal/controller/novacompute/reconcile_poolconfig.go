@@ -51,7 +51,8 @@ func (r *Reconciler) reconcilePoolConfig(ctx context.Context, p *pass) (flow.Out
 		// Only the unsafe-value errors are known to name no more than a
 		// section and a key; any other is not repeated on the condition.
 		reported := errors.New("rendering the pool's configuration failed")
-		if novaconfig.IsUnsafeValue(err) {
+		var owned *OwnedKeyError
+		if novaconfig.IsUnsafeValue(err) || errors.As(err, &owned) {
 			reported = fmt.Errorf("extraConfig: %w", err)
 		}
 		return flow.Continue, flow.Invalid(novav1alpha1.ConfigReadyCondition, novav1alpha1.ConfigErrorReason, reported)
