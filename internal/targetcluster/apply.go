@@ -38,6 +38,11 @@ func (c *Children) Apply(ctx context.Context, scheme *runtime.Scheme, owner, obj
 	for _, opt := range opts {
 		opt(&o)
 	}
+	// The registration's scope is what its owner agreed to; nothing is
+	// written outside it, whatever the token would allow.
+	if c.Remote != nil && !c.Remote.Allows(obj.GetNamespace()) {
+		return &NamespaceNotAllowedError{Cluster: c.Remote.Name, Namespace: obj.GetNamespace()}
+	}
 	gvk, err := apiutil.GVKForObject(obj, scheme)
 	if err != nil {
 		return err
@@ -116,6 +121,10 @@ func (c *Children) Delete(ctx context.Context, scheme *runtime.Scheme, owner, ob
 // UID, so an object recreated meanwhile survives. Every deletion of a child
 // goes through here.
 func (c *Children) DeleteIf(ctx context.Context, obj client.Object, owned func(live client.Object) bool) (bool, error) {
+	if c.Remote != nil && !c.Remote.Allows(obj.GetNamespace()) {
+		// Nothing Anvil may write lives there, so there is nothing to delete.
+		return false, nil
+	}
 	if err := c.Reader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}

@@ -1,11 +1,15 @@
 package targetcluster
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func TestSettled(t *testing.T) {
@@ -125,5 +129,28 @@ func TestSettledObjectIgnoresTheEmptyTypeOfATypedRead(t *testing.T) {
 	live.Data["k"] = "changed"
 	if settled, _ := settledObject(desired, live); settled {
 		t.Error("a changed value reads as settled")
+	}
+}
+
+// A registration scoped to namespaces gets no write outside them: the
+// refusal comes before any call, so a nil client is never touched.
+func TestChildrenStayInTheRegistrationsNamespaces(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := ChildrenOn(&Remote{Name: "compute-a", Namespaces: []string{"openstack"}})
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: "team-x"}}
+	obj := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "team-x"}}
+	err := c.Apply(context.Background(), scheme, owner, obj)
+	var refused *NamespaceNotAllowedError
+	if !errors.As(err, &refused) || refused.Cluster != "compute-a" || refused.Namespace != "team-x" {
+		t.Errorf("Apply outside the scope = %v, want a NamespaceNotAllowedError", err)
+	}
+	if deleted, err := c.DeleteIf(context.Background(), obj, func(client.Object) bool { return true }); deleted || err != nil {
+		t.Errorf("DeleteIf outside the scope = %v, %v, want nothing done", deleted, err)
+	}
+	if !(&Remote{}).Allows("anything") || !(&Remote{Namespaces: []string{"openstack"}}).Allows("openstack") {
+		t.Error("a cluster-wide registration, or a listed namespace, is refused")
 	}
 }

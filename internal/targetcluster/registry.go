@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -406,6 +407,21 @@ type Remote struct {
 	Reader client.Reader
 	// Namespaces is the registration's scope; empty means cluster-wide.
 	Namespaces []string
+}
+
+// Allows tells whether the registration lets Anvil work in namespace.
+func (r *Remote) Allows(namespace string) bool {
+	return len(r.Namespaces) == 0 || slices.Contains(r.Namespaces, namespace)
+}
+
+// NamespaceNotAllowedError refuses a write to a namespace the cluster's
+// registration does not list.
+type NamespaceNotAllowedError struct {
+	Cluster, Namespace string
+}
+
+func (e *NamespaceNotAllowedError) Error() string {
+	return fmt.Sprintf("the registration of cluster %s does not list namespace %s", e.Cluster, e.Namespace)
 }
 
 // Resolve returns the named compute cluster, or an *UnavailableError saying

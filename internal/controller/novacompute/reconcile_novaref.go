@@ -14,6 +14,7 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/openstack"
+	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // reconcileNovaRef reads the Nova and what the pool takes from it: the
@@ -40,6 +41,11 @@ func (r *Reconciler) reconcileNovaRef(ctx context.Context, p *pass) (flow.Outcom
 	}
 	if p.cluster, err = r.Registry.ChildrenFor(pool.TargetClusterName(), r.local()); err != nil {
 		return p.novaWait(anvilmeta.TargetClusterUnavailableReason, "%s", err.Error())
+	}
+	// A scoped registration admits pools of the namespaces it lists only.
+	if rm := p.cluster.Remote; rm != nil && !rm.Allows(pool.Namespace) {
+		return p.novaWait(anvilmeta.TargetClusterUnavailableReason, "%s",
+			(&targetcluster.NamespaceNotAllowedError{Cluster: rm.Name, Namespace: pool.Namespace}).Error())
 	}
 	if p.novaCluster, err = r.Registry.ChildrenFor(nova.TargetClusterName(), r.local()); err != nil {
 		return p.novaWait(anvilmeta.TargetClusterUnavailableReason, "the Nova's cluster: %s", err.Error())
