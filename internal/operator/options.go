@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -18,6 +19,7 @@ import (
 	"github.com/anvil/anvil/internal/controller/controlplane"
 	"github.com/anvil/anvil/internal/controller/nova"
 	"github.com/anvil/anvil/internal/controller/novacompute"
+	"github.com/anvil/anvil/internal/poolpolicy"
 	"github.com/anvil/anvil/internal/targetcluster"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
 )
@@ -57,6 +59,9 @@ type Options struct {
 	// PoolResync is how often a settled NovaCompute pool polls Nova, which
 	// cannot be watched. Each poll authenticates and lists the services.
 	PoolResync time.Duration
+	// AllowedImageRepositories are the repositories pools may run; empty
+	// means poolpolicy.DefaultImageRepositories.
+	AllowedImageRepositories []string
 }
 
 // BindFlags registers the options on a flag set with their defaults.
@@ -80,6 +85,23 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"How often the readiness of each compute cluster's apiserver is checked.")
 	fs.DurationVar(&o.PoolResync, "pool-resync-interval", novacompute.DefaultResync,
 		"How often a settled NovaCompute pool polls Nova, which cannot be watched.")
+	fs.Func("allowed-image-repositories",
+		"Comma-separated image repositories NovaCompute pools may run; an entry ending in / admits every repository below it (default "+
+			strings.Join(poolpolicy.DefaultImageRepositories, ",")+").",
+		func(v string) error {
+			o.AllowedImageRepositories = nil
+			for _, r := range strings.Split(v, ",") {
+				if r = strings.TrimSpace(r); r != "" {
+					o.AllowedImageRepositories = append(o.AllowedImageRepositories, r)
+				}
+			}
+			return nil
+		})
+}
+
+// PoolPolicy is what pools may run, for the webhook and the controller alike.
+func (o *Options) PoolPolicy() poolpolicy.Policy {
+	return poolpolicy.Policy{ImageRepositories: o.AllowedImageRepositories}
 }
 
 // Validate reports settings that cannot work, naming the flag.
@@ -159,7 +181,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 	if err := cpReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the ControlPlane controller: %w", err)
 	}
-	poolReconciler := &novacompute.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, Resync: o.PoolResync}
+	poolReconciler := &novacompute.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, Resync: o.PoolResync, Policy: o.PoolPolicy()}
 	if err := poolReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the NovaCompute controller: %w", err)
 	}
@@ -170,7 +192,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 		if err := anvilwebhook.SetupControlPlaneWebhook(mgr); err != nil {
 			return nil, fmt.Errorf("setting up the ControlPlane webhook: %w", err)
 		}
-		if err := anvilwebhook.SetupNovaComputeWebhook(mgr); err != nil {
+		if err := anvilwebhook.SetupNovaComputeWebhook(mgr, o.PoolPolicy()); err != nil {
 			return nil, fmt.Errorf("setting up the NovaCompute webhook: %w", err)
 		}
 	}

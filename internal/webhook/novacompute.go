@@ -23,6 +23,7 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/novacomputeconfig"
+	"github.com/anvil/anvil/internal/poolpolicy"
 )
 
 // Only a validating webhook is registered: every default of a NovaCompute
@@ -67,24 +68,35 @@ var customTrait = regexp.MustCompile(`^CUSTOM_[A-Z0-9_]+$`)
 // its rules repeat a schema rule, so that the pure function below is the
 // complete statement of what a pool may look like, whichever layer answers
 // first.
-type NovaComputeValidator struct{}
+type NovaComputeValidator struct {
+	// Policy is what the operator lets a pool run; the pool controller
+	// checks the same policy again.
+	Policy poolpolicy.Policy
+}
 
 var _ admission.Validator[*novav1alpha1.NovaCompute] = NovaComputeValidator{}
 
 // SetupNovaComputeWebhook registers the NovaCompute validator with the
 // manager's webhook server.
-func SetupNovaComputeWebhook(mgr ctrl.Manager) error {
-	return ctrl.NewWebhookManagedBy(mgr, &novav1alpha1.NovaCompute{}).WithValidator(NovaComputeValidator{}).Complete()
+func SetupNovaComputeWebhook(mgr ctrl.Manager, policy poolpolicy.Policy) error {
+	return ctrl.NewWebhookManagedBy(mgr, &novav1alpha1.NovaCompute{}).WithValidator(NovaComputeValidator{Policy: policy}).Complete()
 }
 
 // ValidateCreate implements admission.Validator.
-func (NovaComputeValidator) ValidateCreate(_ context.Context, nc *novav1alpha1.NovaCompute) (admission.Warnings, error) {
-	return nil, novaComputeInvalid(nc, ValidateNovaCompute(nc, nil))
+func (v NovaComputeValidator) ValidateCreate(_ context.Context, nc *novav1alpha1.NovaCompute) (admission.Warnings, error) {
+	return nil, novaComputeInvalid(nc, append(ValidateNovaCompute(nc, nil), v.Policy.Check(nc)...))
 }
 
-// ValidateUpdate implements admission.Validator.
-func (NovaComputeValidator) ValidateUpdate(_ context.Context, old, nc *novav1alpha1.NovaCompute) (admission.Warnings, error) {
-	return nil, novaComputeInvalid(nc, ValidateNovaCompute(nc, old))
+// ValidateUpdate implements admission.Validator. The policy is checked
+// only when the image or the tolerations change, so that a tightened
+// policy never blocks the teardown or a label of an existing pool; the
+// controller still refuses to roll such a pool out.
+func (v NovaComputeValidator) ValidateUpdate(_ context.Context, old, nc *novav1alpha1.NovaCompute) (admission.Warnings, error) {
+	errs := ValidateNovaCompute(nc, old)
+	if !equality.Semantic.DeepEqual(old.Spec.Image, nc.Spec.Image) || !equality.Semantic.DeepEqual(old.Spec.Tolerations, nc.Spec.Tolerations) {
+		errs = append(errs, v.Policy.Check(nc)...)
+	}
+	return nil, novaComputeInvalid(nc, errs)
 }
 
 // ValidateDelete implements admission.Validator; deletion is always allowed.

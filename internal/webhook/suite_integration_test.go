@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/poolpolicy"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
 )
 
@@ -46,7 +47,7 @@ func runManager(e *testenv.Environment) error {
 	if err := anvilwebhook.SetupNovaWebhook(mgr); err != nil {
 		return err
 	}
-	if err := anvilwebhook.SetupNovaComputeWebhook(mgr); err != nil {
+	if err := anvilwebhook.SetupNovaComputeWebhook(mgr, poolpolicy.Policy{}); err != nil {
 		return err
 	}
 	return testenv.StartManager(mgr, nil)

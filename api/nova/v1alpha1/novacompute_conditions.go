@@ -79,6 +79,11 @@ const (
 	DaemonSetProgressingReason = "DaemonSetProgressing"
 	// DaemonSetErrorReason: writing or reading the DaemonSet failed.
 	DaemonSetErrorReason = "DaemonSetError"
+	// RefusedByPolicyReason: the pool's image or tolerations break the
+	// operator's policy (which admission also enforces), so no DaemonSet is
+	// written; the message names the field. It is terminal until the spec
+	// or the policy changes.
+	RefusedByPolicyReason = "RefusedByPolicy"
 )
 
 // Reasons of AggregatesReady.

@@ -18,6 +18,7 @@ import (
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/openstack"
+	"github.com/anvil/anvil/internal/poolpolicy"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -79,6 +80,8 @@ type Reconciler struct {
 	// Resync is how often a settled pool polls Nova; zero means
 	// DefaultResync.
 	Resync time.Duration
+	// Policy is what a pool may run; the zero value is the default policy.
+	Policy poolpolicy.Policy
 
 	onboarding onboardingTracker
 }

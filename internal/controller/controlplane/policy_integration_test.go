@@ -1,0 +1,131 @@
+package controlplane_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/novacompute"
+)
+
+// novaComputeWebhook is the name of the NovaCompute admission webhook.
+const novaComputeWebhook = "vnovacompute.openstack.c5c3.io"
+
+// A pool whose image is not allowed, or that tolerates control-plane
+// nodes, is refused by admission; with the webhook taken out it reaches
+// the controller, which refuses it again and writes no DaemonSet.
+func TestIntegrationPoolPolicyWithoutTheWebhook(t *testing.T) {
+	e := startOperator(t)
+	ctx := context.Background()
+	const name = "pol"
+	newControlPlane(t, name, false)
+	waitNovaReady(t, name, c5c3v1alpha1.NovaReadyReason)
+	badImage := func(p *novav1alpha1.NovaCompute) {
+		p.Spec.Image = &anvilmeta.ImageSpec{Repository: "evil.example.com/nova-compute", Tag: "1"}
+	}
+	controlPlaneNodes := func(p *novav1alpha1.NovaCompute) {
+		// An image of its own: without one the pool waits for the Nova's
+		// installed release, which this suite's Nova never reports.
+		p.Spec.Image = &anvilmeta.ImageSpec{Repository: novav1alpha1.DefaultComputeImageRepository, Tag: "2026.1"}
+		p.Spec.Tolerations = []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	}
+	for field, mutate := range map[string]func(*novav1alpha1.NovaCompute){"spec.image.repository": badImage, "spec.tolerations[0]": controlPlaneNodes} {
+		err := e.Management.Client.Create(ctx, policyPool(name, "pol-refused", mutate))
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("admission of a pool breaking %s: %v", field, err)
+		}
+	}
+
+	restore := withoutWebhook(t, novaComputeWebhook)
+	pools := []*novav1alpha1.NovaCompute{policyPool(name, "pol-image", badImage), policyPool(name, "pol-tolerations", controlPlaneNodes)}
+	for _, p := range pools {
+		if err := e.Management.Client.Create(ctx, p); err != nil {
+			restore()
+			t.Fatalf("without the webhook, creating %s: %v", p.Name, err)
+		}
+	}
+	restore()
+	for _, p := range pools {
+		var got *metav1.Condition
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			live := &novav1alpha1.NovaCompute{}
+			if err := e.Management.Client.Get(ctx, client.ObjectKeyFromObject(p), live); err != nil {
+				return false, nil //nolint:nilerr // poll again
+			}
+			got = apimeta.FindStatusCondition(live.Status.Conditions, novav1alpha1.DaemonSetReadyCondition)
+			return got != nil && got.Reason == novav1alpha1.RefusedByPolicyReason, nil
+		})
+		if err != nil {
+			t.Errorf("%s: DaemonSetReady never read RefusedByPolicy (last %+v)", p.Name, got)
+		}
+		ds := &appsv1.DaemonSet{}
+		err = env.ComputeCluster("compute-c").Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: novacompute.DaemonSetName(p.Name)}, ds)
+		if err == nil {
+			t.Errorf("%s: a DaemonSet was written despite the policy", p.Name)
+		}
+		if err := e.Management.Client.Delete(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// policyPool builds a pool of cp's Nova on compute-c.
+func policyPool(cp, name string, mutate func(*novav1alpha1.NovaCompute)) *novav1alpha1.NovaCompute {
+	p := &novav1alpha1.NovaCompute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace}}
+	p.Spec.NovaRef.Name = cp + "-nova"
+	p.Spec.NodeSelector = map[string]string{"openstack.c5c3.io/nova-compute-pool": name}
+	p.Spec.TargetClusterRef = &anvilmeta.TargetClusterRef{Name: "compute-c"}
+	mutate(p)
+	return p
+}
+
+// withoutWebhook takes one webhook out of the management cluster's
+// validating configuration and returns the function that puts it back.
+func withoutWebhook(t *testing.T, name string) func() {
+	t.Helper()
+	ctx := context.Background()
+	list := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
+	if err := env.Management.Client.List(ctx, list); err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		cfg := &list.Items[i]
+		for j, w := range cfg.Webhooks {
+			if w.Name != name {
+				continue
+			}
+			saved := cfg.DeepCopy()
+			cfg.Webhooks = append(cfg.Webhooks[:j:j], cfg.Webhooks[j+1:]...)
+			if err := env.Management.Client.Update(ctx, cfg); err != nil {
+				t.Fatal(err)
+			}
+			// The apiserver picks the change up asynchronously.
+			time.Sleep(2 * time.Second)
+			return func() {
+				live := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+				if err := env.Management.Client.Get(ctx, client.ObjectKeyFromObject(saved), live); err != nil {
+					t.Fatal(err)
+				}
+				live.Webhooks = saved.Webhooks
+				if err := env.Management.Client.Update(ctx, live); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(2 * time.Second)
+			}
+		}
+	}
+	t.Fatalf("no webhook %s is installed", name)
+	return nil
+}

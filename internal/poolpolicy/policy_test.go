@@ -1,0 +1,65 @@
+package poolpolicy
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+)
+
+func TestCheck(t *testing.T) {
+	pool := func(mut func(*novav1alpha1.NovaCompute)) *novav1alpha1.NovaCompute {
+		p := &novav1alpha1.NovaCompute{}
+		if mut != nil {
+			mut(p)
+		}
+		return p
+	}
+	image := func(repo string) func(*novav1alpha1.NovaCompute) {
+		return func(p *novav1alpha1.NovaCompute) {
+			p.Spec.Image = &anvilmeta.ImageSpec{Repository: repo, Tag: "2026.1"}
+		}
+	}
+	tolerate := func(t corev1.Toleration) func(*novav1alpha1.NovaCompute) {
+		return func(p *novav1alpha1.NovaCompute) { p.Spec.Tolerations = []corev1.Toleration{t} }
+	}
+	tests := []struct {
+		name     string
+		policy   Policy
+		pool     *novav1alpha1.NovaCompute
+		wantPath string // "" means allowed
+	}{
+		{name: "the default image", pool: pool(nil)},
+		{name: "an image below the default prefix", pool: pool(image("ghcr.io/c5c3/nova-compute"))},
+		{name: "an image elsewhere", pool: pool(image("evil.example.com/nova-compute")), wantPath: "spec.image.repository"},
+		{name: "a look-alike host", pool: pool(image("ghcr.io/c5c3.evil.example.com/nova")), wantPath: "spec.image.repository"},
+		{name: "the prefix itself is no repository", pool: pool(image("ghcr.io/c5c3/")), wantPath: "spec.image.repository"},
+		{name: "an exact entry", policy: Policy{ImageRepositories: []string{"registry.local/nova-compute"}}, pool: pool(image("registry.local/nova-compute"))},
+		{name: "an exact entry is no prefix", policy: Policy{ImageRepositories: []string{"registry.local/nova"}}, pool: pool(image("registry.local/nova-compute")), wantPath: "spec.image.repository"},
+		{name: "the default image outside a custom list", policy: Policy{ImageRepositories: []string{"registry.local/"}}, pool: pool(nil), wantPath: "spec.image"},
+		{name: "a hypervisor taint", pool: pool(tolerate(corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "kvm", Effect: corev1.TaintEffectNoSchedule}))},
+		{name: "the control-plane taint", pool: pool(tolerate(corev1.Toleration{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists})),
+			wantPath: "spec.tolerations[0]"},
+		{name: "the legacy master taint", pool: pool(tolerate(corev1.Toleration{Key: "node-role.kubernetes.io/master", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})),
+			wantPath: "spec.tolerations[0]"},
+		{name: "everything (Exists without a key)", pool: pool(tolerate(corev1.Toleration{Operator: corev1.TolerationOpExists})), wantPath: "spec.tolerations[0]"},
+		{name: "every NoExecute taint only", pool: pool(tolerate(corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs := tt.policy.Check(tt.pool)
+			if tt.wantPath == "" {
+				if len(errs) > 0 {
+					t.Fatalf("refused: %v", errs)
+				}
+				return
+			}
+			if len(errs) != 1 || errs[0].Field != tt.wantPath || !strings.Contains(errs[0].Detail, "privileged") {
+				t.Errorf("errs = %v, want one refusal of %s", errs, tt.wantPath)
+			}
+		})
+	}
+}
