@@ -122,31 +122,29 @@ spec:
     virtType: kvm
 YAML
 
-# The auth copy arrives only once step 2 provisioned the hypervisor
-# operator's account; the mirror row must be there and read true.
-mirror="$(kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-nova-compute-config \
-  controlplane-nova-hypervisor-operator-auth -n openstack \
-  -L nova.openstack.c5c3.io/compute-config-mirror 2>/dev/null || true)"
-for _ in $(seq 1 60); do
-  grep -qE '^controlplane-nova-compute-config .* true$' <<<"$mirror" && break
-  sleep 1
-  mirror="$(kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-nova-compute-config \
+# mirror_rows lists the two delivered copies on compute-a with the mirror
+# label's column, as the guide's step 6 does.
+mirror_rows() {
+  kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-nova-compute-config \
     controlplane-nova-hypervisor-operator-auth -n openstack \
-    -L nova.openstack.c5c3.io/compute-config-mirror 2>/dev/null || true)"
-done
-grep -qE '^controlplane-nova-compute-config .* true$' <<<"$mirror" || fail "the mirror is not labelled true: $mirror"
-for _ in $(seq 1 30); do
-  grep -qE '^controlplane-nova-hypervisor-operator-auth .* true$' <<<"$mirror" && break
-  sleep 1
-  mirror="$(kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-nova-compute-config \
-    controlplane-nova-hypervisor-operator-auth -n openstack \
-    -L nova.openstack.c5c3.io/compute-config-mirror 2>/dev/null || true)"
-done
-grep -qE '^controlplane-nova-hypervisor-operator-auth .* true$' <<<"$mirror" \
+    -L nova.openstack.c5c3.io/compute-config-mirror 2>/dev/null || true
+}
+# wait_mirror waits up to $2 seconds for the Secret $1 to be listed with
+# the mirror label true, then leaves the last listing in $mirror.
+wait_mirror() {
+  for _ in $(seq 1 "$2"); do
+    mirror="$(mirror_rows)"
+    grep -qE "^$1 .* true\$" <<<"$mirror" && return 0
+    sleep 1
+  done
+  return 1
+}
+wait_mirror controlplane-nova-compute-config 60 || fail "the mirror is not labelled true: $mirror"
+# The auth copy arrives once step 2 provisioned the hypervisor operator's
+# account and the pool made compute-a a target.
+wait_mirror controlplane-nova-hypervisor-operator-auth 30 \
   || fail "step 2: the auth Secret's copy is not on compute-a with the mirror label: $mirror"
 pass "step 2: the auth Secret's copy is on compute-a, labelled as a mirror"
-reason="$(kubectl get controlplane controlplane -n openstack \
-  -o jsonpath='{.status.conditions[?(@.type=="NovaReady")].reason}{"\n"}')"
 kubectl wait novacompute/controlplane-compute-a -n openstack \
   --for=condition=Ready --timeout=10m >/dev/null
 reason="$(kubectl get controlplane controlplane -n openstack \
