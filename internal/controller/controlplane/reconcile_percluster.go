@@ -101,7 +101,8 @@ func (r *Reconciler) clusterPassword(ctx context.Context, cp *c5c3v1alpha1.Contr
 		return "", err
 	}
 	if s.ResourceVersion == "" || len(s.Data[passwordKey]) == 0 {
-		return "", flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.WaitingForHypervisorOperatorCredentialsReason, readBackRequeue,
+		// Only a stale cache causes this; the next pass reads it back.
+		return "", flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.ComputeCredentialsErrorReason, readBackRequeue,
 			"the credentials Secret %s/%s of compute cluster %s has not been materialized yet", cp.Namespace, s.Name, cluster)
 	}
 	return string(s.Data[passwordKey]), nil
