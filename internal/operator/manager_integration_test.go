@@ -2,6 +2,7 @@ package operator_test
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"os"
@@ -80,6 +81,22 @@ func TestIntegrationManagerServesProbesAndElectsALeader(t *testing.T) {
 	if err != nil {
 		t.Fatalf("probes and metrics did not answer: %v", err)
 	}
+
+	// The webhook server speaks TLS 1.2 or later, and no HTTP/2.
+	webhookAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.WebhookPort))
+	// The test checks the protocol, not the certificate, on loopback.
+	if conn, err := tls.Dial("tcp", webhookAddr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS11}); err == nil {
+		conn.Close()
+		t.Error("the webhook server accepted TLS 1.1")
+	}
+	conn, err := tls.Dial("tcp", webhookAddr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}})
+	if err != nil {
+		t.Fatalf("dialing the webhook server: %v", err)
+	}
+	if p := conn.ConnectionState().NegotiatedProtocol; p == "h2" {
+		t.Error("the webhook server negotiated HTTP/2")
+	}
+	conn.Close()
 
 	lease := &coordinationv1.Lease{}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
