@@ -75,8 +75,10 @@ type pass struct {
 	// pass; failures the targets that were not served. Set by Mirrors.
 	mirrorHashes map[string]string
 	failures     []clusterResult
-	// keystone is the pass's admin session, opened on first use.
-	keystone openstack.Accounts
+	// keystone is the pass's admin session, opened on first use, and
+	// adminDomain the admin's domain, where accounts are created.
+	keystone    openstack.Accounts
+	adminDomain string
 }
 
 // steps are the pass's steps in order, each with the condition it owns.

@@ -2,6 +2,8 @@ package controlplane
 
 import (
 	"cmp"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 
@@ -91,4 +93,15 @@ func BuildHypervisorOperatorAuth(cp *c5c3v1alpha1.ControlPlane, adminDomain, pas
 // is how Anvil later tells its own accounts from same-named foreign ones.
 func AccountDescription(cp *c5c3v1alpha1.ControlPlane) string {
 	return fmt.Sprintf("Managed by Anvil for ControlPlane %s/%s; do not edit.", cp.Namespace, cp.Name)
+}
+
+// randomSecret returns 32 characters of URL-safe base64 from crypto/rand:
+// nothing an INI file, an environment variable or oslo.config would read
+// specially.
+func randomSecret() (string, error) {
+	raw := make([]byte, 24)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(raw), nil
 }

@@ -12,7 +12,6 @@ import (
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/openstack"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -22,8 +21,9 @@ import (
 // The Secrets go last, so while either exists there may be more to prune;
 // without them there is nothing, and a ControlPlane that never asked for
 // the account costs one cached read here.
-func (r *Reconciler) pruneHypervisorOperator(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) error {
-	if !r.hasLocalSecret(ctx, cp, HypervisorOperatorCredentialsName(cp)) && !r.hasLocalSecret(ctx, cp, HypervisorOperatorAuthName(cp)) {
+func (r *Reconciler) pruneHypervisorOperator(ctx context.Context, p *pass) error {
+	cp := p.cp
+	if !r.hasHypervisorOperatorSecrets(ctx, cp) {
 		return nil
 	}
 	targets, _, err := r.mirrorTargets(ctx, cp)
@@ -34,11 +34,7 @@ func (r *Reconciler) pruneHypervisorOperator(ctx context.Context, cp *c5c3v1alph
 		reason, message := summarizeMirrors(results)
 		return flow.Wait(c5c3v1alpha1.NovaReadyCondition, reason, waitRequeue, "removing the hypervisor operator's account: %s", message)
 	}
-	admin, domain, err := r.adminCredentials(ctx, cp)
-	if err != nil {
-		return err
-	}
-	if err := r.deleteAccount(ctx, cp, admin, domain); err != nil {
+	if err := r.deleteAccount(ctx, p); err != nil {
 		return hypervisorOperatorError(err)
 	}
 	local := targetcluster.LocalChildren(r.Client)
@@ -51,11 +47,16 @@ func (r *Reconciler) pruneHypervisorOperator(ctx context.Context, cp *c5c3v1alph
 	return nil
 }
 
-// hasLocalSecret tells whether the cache holds the Secret beside the
-// ControlPlane; a read error counts as present, so pruning is retried.
-func (r *Reconciler) hasLocalSecret(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, name string) bool {
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: cp.Namespace, Name: name}, &corev1.Secret{})
-	return !apierrors.IsNotFound(err)
+// hasHypervisorOperatorSecrets tells whether the cache holds either Secret
+// of the account beside the ControlPlane; a read error counts as present,
+// so pruning is retried.
+func (r *Reconciler) hasHypervisorOperatorSecrets(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) bool {
+	for _, name := range []string{HypervisorOperatorCredentialsName(cp), HypervisorOperatorAuthName(cp)} {
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cp.Namespace, Name: name}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+			return true
+		}
+	}
+	return false
 }
 
 // releaseFinalizer drops the accounts finalizer once nothing it guards is
@@ -70,7 +71,7 @@ func (r *Reconciler) releaseFinalizer(ctx context.Context, p *pass) (flow.Outcom
 	if wantsAccounts(cp) && PerCluster(cp) && len(p.targets) > 0 {
 		return flow.Continue, nil
 	}
-	if r.hasLocalSecret(ctx, cp, HypervisorOperatorCredentialsName(cp)) || r.hasLocalSecret(ctx, cp, HypervisorOperatorAuthName(cp)) {
+	if r.hasHypervisorOperatorSecrets(ctx, cp) {
 		return flow.Continue, nil
 	}
 	list := &corev1.SecretList{}
@@ -88,24 +89,18 @@ func (r *Reconciler) releaseFinalizer(ctx context.Context, p *pass) (flow.Outcom
 // deleteAccount deletes the user and the project, each only when it
 // carries this ControlPlane's mark: a same-named foreign account is never
 // touched.
-func (r *Reconciler) deleteAccount(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, admin openstack.Credentials, domain string) error {
-	keystone, err := r.Keystone(ctx, admin)
+func (r *Reconciler) deleteAccount(ctx context.Context, p *pass) error {
+	keystone, err := r.accounts(ctx, p)
 	if err != nil {
 		return err
 	}
-	domainID, err := keystone.DomainID(ctx, domain)
+	domainID, err := keystone.DomainID(ctx, p.adminDomain)
 	if err != nil || domainID == "" {
 		return err
 	}
-	mark := AccountDescription(cp)
-	user, found, err := keystone.LookupUser(ctx, c5c3v1alpha1.HypervisorOperatorUser, domainID)
-	if err != nil {
+	mark := AccountDescription(p.cp)
+	if err := deleteMarkedUser(ctx, keystone, c5c3v1alpha1.HypervisorOperatorUser, domainID, mark); err != nil {
 		return err
-	}
-	if found && user.Description == mark {
-		if err := keystone.DeleteUser(ctx, user.ID); err != nil {
-			return err
-		}
 	}
 	project, found, err := keystone.LookupProject(ctx, c5c3v1alpha1.HypervisorOperatorProject, domainID)
 	if err != nil {

@@ -2,8 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -45,12 +43,12 @@ func wantsHypervisorOperator(cp *c5c3v1alpha1.ControlPlane) bool {
 // it. The copies on compute clusters are written by the delivery step.
 func (r *Reconciler) reconcileHypervisorOperator(ctx context.Context, p *pass) (flow.Outcome, error) {
 	if !wantsHypervisorOperator(p.cp) {
-		return flow.Continue, r.pruneHypervisorOperator(ctx, p.cp)
+		return flow.Continue, r.pruneHypervisorOperator(ctx, p)
 	}
 	if p.nova == nil {
 		return flow.Continue, nil
 	}
-	data, err := r.provisionHypervisorOperator(ctx, p.cp)
+	data, err := r.provisionHypervisorOperator(ctx, p)
 	if err != nil {
 		return flow.Continue, hypervisorOperatorError(err)
 	}
@@ -60,9 +58,9 @@ func (r *Reconciler) reconcileHypervisorOperator(ctx context.Context, p *pass) (
 
 // provisionHypervisorOperator makes the account true in Keystone and
 // writes the auth Secret beside the Nova; it returns the Secret's data.
-func (r *Reconciler) provisionHypervisorOperator(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) (map[string][]byte, error) {
-	admin, domain, err := r.adminCredentials(ctx, cp)
-	if err != nil {
+func (r *Reconciler) provisionHypervisorOperator(ctx context.Context, p *pass) (map[string][]byte, error) {
+	cp := p.cp
+	if _, _, err := r.adminCredentials(ctx, cp); err != nil {
 		return nil, err
 	}
 	// The finalizer comes first: from the first Keystone write on, a
@@ -74,16 +72,16 @@ func (r *Reconciler) provisionHypervisorOperator(ctx context.Context, cp *c5c3v1
 	if err != nil {
 		return nil, err
 	}
-	keystone, err := r.Keystone(ctx, admin)
+	keystone, err := r.accounts(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	domainID, err := keystone.DomainID(ctx, domain)
+	domainID, err := keystone.DomainID(ctx, p.adminDomain)
 	if err != nil {
 		return nil, err
 	}
 	if domainID == "" {
-		return nil, fmt.Errorf("the admin domain %q does not exist in Keystone", domain)
+		return nil, fmt.Errorf("the admin domain %q does not exist in Keystone", p.adminDomain)
 	}
 	// Keystone is told the password only when the auth Secret does not
 	// already carry it: a settled account costs reads, never a write.
@@ -91,7 +89,7 @@ func (r *Reconciler) provisionHypervisorOperator(ctx context.Context, cp *c5c3v1
 	if err := ensureAccount(ctx, keystone, domainID, password, delivered != password, AccountDescription(cp)); err != nil {
 		return nil, err
 	}
-	data := BuildHypervisorOperatorAuth(cp, domain, password)
+	data := BuildHypervisorOperatorAuth(cp, p.adminDomain, password)
 	auth := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: HypervisorOperatorAuthName(cp), Namespace: cp.Namespace}, Type: corev1.SecretTypeOpaque, Data: data}
 	if err := targetcluster.LocalChildren(r.Client).Apply(ctx, r.Scheme, cp, auth); err != nil {
 		return nil, err
@@ -149,15 +147,15 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, cp *c5c3v1alpha1.Contr
 // the credentials Secret when it does not exist. Deleting that Secret is
 // how a password is rotated.
 func (r *Reconciler) hypervisorOperatorPassword(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) (string, error) {
-	raw := make([]byte, 24)
-	if _, err := rand.Read(raw); err != nil {
+	password, err := randomSecret()
+	if err != nil {
 		return "", err
 	}
 	name := HypervisorOperatorCredentialsName(cp)
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cp.Namespace},
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{passwordKey: []byte(base64.RawURLEncoding.EncodeToString(raw))},
+		Data:       map[string][]byte{passwordKey: []byte(password)},
 	}
 	if err := targetcluster.LocalChildren(r.Client).Apply(ctx, r.Scheme, cp, s, targetcluster.CreateOnly); err != nil {
 		return "", err
@@ -198,22 +196,40 @@ func ensureAccount(ctx context.Context, ks openstack.Accounts, domainID, passwor
 	if err != nil {
 		return err
 	}
-	user, found, err := ks.LookupUser(ctx, c5c3v1alpha1.HypervisorOperatorUser, domainID)
+	userID, err := ensureUser(ctx, ks, c5c3v1alpha1.HypervisorOperatorUser, domainID, password, setPassword, mark)
+	if err != nil {
+		return err
+	}
+	return grantRole(ctx, ks, c5c3v1alpha1.HypervisorOperatorRole, userID, projectID)
+}
+
+// ensureUser returns the ID of the marked user, creating it with password
+// if needed, or setting password when asked to. A same-named user without
+// the mark is refused.
+func ensureUser(ctx context.Context, ks openstack.Accounts, name, domainID, password string, setPassword bool, mark string) (string, error) {
+	user, found, err := ks.LookupUser(ctx, name, domainID)
 	switch {
 	case err != nil:
-		return err
+		return "", err
 	case !found:
-		if user.ID, err = ks.CreateUser(ctx, c5c3v1alpha1.HypervisorOperatorUser, domainID, password, mark); err != nil {
-			return err
-		}
+		return ks.CreateUser(ctx, name, domainID, password, mark)
 	case user.Description != mark:
-		return &ForeignAccountError{Kind: "user", Name: c5c3v1alpha1.HypervisorOperatorUser}
+		return "", &ForeignAccountError{Kind: "user", Name: name}
 	case setPassword:
 		if err := ks.SetPassword(ctx, user.ID, password); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return grantRole(ctx, ks, c5c3v1alpha1.HypervisorOperatorRole, user.ID, projectID)
+	return user.ID, nil
+}
+
+// deleteMarkedUser deletes the user of that name only if it carries mark.
+func deleteMarkedUser(ctx context.Context, ks openstack.Accounts, name, domainID, mark string) error {
+	user, found, err := ks.LookupUser(ctx, name, domainID)
+	if err != nil || !found || user.Description != mark {
+		return err
+	}
+	return ks.DeleteUser(ctx, user.ID)
 }
 
 // ensureProject returns the ID of the marked project, creating it if

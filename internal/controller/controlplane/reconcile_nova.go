@@ -3,8 +3,6 @@ package controlplane
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -263,13 +261,11 @@ func (r *Reconciler) applyLocalSecret(ctx context.Context, cp *c5c3v1alpha1.Cont
 // one.
 func (r *Reconciler) ensureGeneratedMetadataSecret(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) error {
 	name := cp.Name + c5c3v1alpha1.NovaMetadataSecretSuffix
-	// 24 random bytes are 32 characters of URL-safe base64: no character
-	// that needs quoting in an INI file or an environment variable.
-	raw := make([]byte, 24)
-	if _, err := rand.Read(raw); err != nil {
+	secret, err := randomSecret()
+	if err != nil {
 		return err
 	}
-	return r.applyLocalSecret(ctx, cp, name, map[string][]byte{sharedSecretKey: []byte(base64.RawURLEncoding.EncodeToString(raw))}, targetcluster.CreateOnly)
+	return r.applyLocalSecret(ctx, cp, name, map[string][]byte{sharedSecretKey: []byte(secret)}, targetcluster.CreateOnly)
 }
 
 // reapReleased deletes the Secrets the child no longer reads, now that it

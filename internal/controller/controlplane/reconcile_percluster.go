@@ -2,8 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"slices"
 
@@ -27,18 +25,20 @@ const (
 )
 
 // accounts returns the pass's admin session, logging in on first use: one
-// token per pass, whatever the number of clusters.
+// token per pass, whatever the number of accounts and clusters. It also
+// notes the admin domain in the pass.
 func (r *Reconciler) accounts(ctx context.Context, p *pass) (openstack.Accounts, error) {
 	if p.keystone != nil {
 		return p.keystone, nil
 	}
-	admin, _, err := r.adminCredentials(ctx, p.cp)
+	admin, domain, err := r.adminCredentials(ctx, p.cp)
 	if err != nil {
 		return nil, err
 	}
 	if p.keystone, err = r.Keystone(ctx, admin); err != nil {
 		return nil, err
 	}
+	p.adminDomain = domain
 	return p.keystone, nil
 }
 
@@ -73,8 +73,8 @@ func (r *Reconciler) renderForCluster(ctx context.Context, p *pass, cluster stri
 // there is none, and a new password when the ControlPlane asks to reissue
 // it with a token the Secret was not issued for.
 func (r *Reconciler) clusterPassword(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string) (string, error) {
-	raw := make([]byte, 24)
-	if _, err := rand.Read(raw); err != nil {
+	password, err := randomSecret()
+	if err != nil {
 		return "", err
 	}
 	token := ReissueToken(cp, cluster)
@@ -85,11 +85,11 @@ func (r *Reconciler) clusterPassword(ctx context.Context, cp *c5c3v1alpha1.Contr
 			Annotations: map[string]string{c5c3v1alpha1.ReissueTokenAnnotation: token},
 		},
 		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{passwordKey: []byte(base64.RawURLEncoding.EncodeToString(raw))},
+		Data: map[string][]byte{passwordKey: []byte(password)},
 	}
 	local := targetcluster.LocalChildren(r.Client)
 	existing := &corev1.Secret{}
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(s), existing)
+	err = r.Client.Get(ctx, client.ObjectKeyFromObject(s), existing)
 	reissue := err == nil && token != "" && existing.Annotations[c5c3v1alpha1.ReissueTokenAnnotation] != token
 	if reissue {
 		// An apply, not a create: the new password replaces the old one.
@@ -126,32 +126,21 @@ func ensureClusterUser(ctx context.Context, ks openstack.Accounts, name, passwor
 	if !found || !projectFound {
 		return fmt.Errorf("the nova service user or the service project does not exist in the %s domain", novaServiceDomain)
 	}
-	user, found, err := ks.LookupUser(ctx, name, domainID)
-	switch {
-	case err != nil:
+	userID, err := ensureUser(ctx, ks, name, domainID, password, setPassword, mark)
+	if err != nil {
 		return err
-	case !found:
-		if user.ID, err = ks.CreateUser(ctx, name, domainID, password, mark); err != nil {
-			return err
-		}
-	case user.Description != mark:
-		return &ForeignAccountError{Kind: "user", Name: name}
-	case setPassword:
-		if err := ks.SetPassword(ctx, user.ID, password); err != nil {
-			return err
-		}
 	}
 	want, err := ks.RolesOn(ctx, nova.ID, project.ID)
 	if err != nil {
 		return err
 	}
-	held, err := ks.RolesOn(ctx, user.ID, project.ID)
+	held, err := ks.RolesOn(ctx, userID, project.ID)
 	if err != nil {
 		return err
 	}
 	for _, role := range want {
 		if !slices.Contains(held, role) {
-			if err := ks.AssignRole(ctx, role, user.ID, project.ID); err != nil {
+			if err := ks.AssignRole(ctx, role, userID, project.ID); err != nil {
 				return err
 			}
 		}
@@ -224,9 +213,5 @@ func (r *Reconciler) deleteClusterUser(ctx context.Context, p *pass, cluster str
 	if err != nil {
 		return err
 	}
-	user, found, err := ks.LookupUser(ctx, ComputeUserName(cluster), domainID)
-	if err != nil || !found || user.Description != AccountDescription(p.cp) {
-		return err
-	}
-	return ks.DeleteUser(ctx, user.ID)
+	return deleteMarkedUser(ctx, ks, ComputeUserName(cluster), domainID, AccountDescription(p.cp))
 }
