@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Option is one "key = value" line of an INI section.
@@ -30,16 +31,36 @@ type File struct {
 	Sections []Section
 }
 
-// UnsafeValueError reports that a section name, key or value holds a control
-// character. It names only the section: the value may be a password, and the
+// UnsafeReason says why a value cannot be written.
+type UnsafeReason int
+
+const (
+	// ControlCharacter is a newline or another character of category Cc.
+	// It is the zero value, so an UnsafeValueError built without a reason
+	// means this one.
+	ControlCharacter UnsafeReason = iota
+	// BackslashDollar is a backslash directly before a '$'. oslo.config
+	// turns every "\$" into "$$" before it expands variables, so no spelling
+	// of such a value reads back as written.
+	BackslashDollar
+)
+
+// UnsafeValueError reports that a section name, key or value cannot be
+// written. It names only the section: the value may be a password, and the
 // message ends up in a condition that anyone who can read the CR sees.
 type UnsafeValueError struct {
 	// Section is the name of the first offending section in name order.
 	Section string
+	// Reason is what was found; control characters are reported first.
+	Reason UnsafeReason
 }
 
-// Error names the section and nothing else.
+// Error names the section and the kind of character, nothing else.
 func (e *UnsafeValueError) Error() string {
+	if e.Reason == BackslashDollar {
+		return fmt.Sprintf("section [%s] contains a backslash before a '$', which oslo.config cannot read literally",
+			printable(e.Section))
+	}
 	return fmt.Sprintf("section [%s] contains a control character", printable(e.Section))
 }
 
@@ -52,9 +73,17 @@ func IsUnsafeValue(err error) bool {
 // Render writes the file as "key = value" lines, one blank line between
 // sections and a trailing newline. It refuses control characters anywhere, since
 // a newline in a value would let that value start a new option or section.
+//
+// Every value is literal: Render spells it so that oslo.config reads back
+// exactly the string given (see literal). The escaping lives here, not in
+// each renderer, because every file this package writes is read by
+// oslo.config and every value may come from a user or a Secret.
 func (f File) Render() ([]byte, error) {
 	if name, ok := firstUnsafeSection(f.Sections); ok {
 		return nil, &UnsafeValueError{Section: name}
+	}
+	if name, ok := firstSectionWhere(f.Sections, hasBackslashDollar); ok {
+		return nil, &UnsafeValueError{Section: name, Reason: BackslashDollar}
 	}
 	if err := checkShape(f.Sections); err != nil {
 		return nil, err
@@ -66,7 +95,7 @@ func (f File) Render() ([]byte, error) {
 		}
 		buf.WriteString("[" + s.Name + "]\n")
 		for _, o := range s.Options {
-			buf.WriteString(o.Key + " = " + o.Value + "\n")
+			buf.WriteString(o.Key + " = " + literal(o.Value) + "\n")
 		}
 	}
 	return buf.Bytes(), nil
@@ -77,17 +106,51 @@ func (f File) Render() ([]byte, error) {
 // render order keeps the reported section stable when sections are
 // reordered or several inputs go bad at once.
 func firstUnsafeSection(sections []Section) (string, bool) {
-	var bad []string
+	return firstSectionWhere(sections, sectionIsUnsafe)
+}
+
+// firstSectionWhere returns the smallest section name, by byte order, of
+// the sections bad reports.
+func firstSectionWhere(sections []Section, bad func(Section) bool) (string, bool) {
+	var names []string
 	for _, s := range sections {
-		if sectionIsUnsafe(s) {
-			bad = append(bad, s.Name)
+		if bad(s) {
+			names = append(names, s.Name)
 		}
 	}
-	if len(bad) == 0 {
+	if len(names) == 0 {
 		return "", false
 	}
-	sort.Strings(bad)
-	return bad[0], true
+	sort.Strings(names)
+	return names[0], true
+}
+
+func hasBackslashDollar(s Section) bool {
+	for _, o := range s.Options {
+		if strings.Contains(o.Value, `\$`) {
+			return true
+		}
+	}
+	return false
+}
+
+// literal spells v so that oslo.config reads back exactly v. Its INI reader
+// strips surrounding white space and then one pair of matching quotes, and
+// oslo.config then expands $name and ${name}, with "$$" standing for '$'.
+// So every '$' is doubled, and a value the reader would trim is wrapped in
+// one more pair of double quotes, which the reader removes again.
+func literal(v string) string {
+	v = strings.ReplaceAll(v, "$", "$$")
+	if v == "" {
+		return v
+	}
+	first, _ := utf8.DecodeRuneInString(v)
+	last, _ := utf8.DecodeLastRuneInString(v)
+	quoted := v[0] == v[len(v)-1] && (v[0] == '"' || v[0] == '\'')
+	if quoted || unicode.IsSpace(first) || unicode.IsSpace(last) {
+		return `"` + v + `"`
+	}
+	return v
 }
 
 func sectionIsUnsafe(s Section) bool {
