@@ -5,6 +5,11 @@
 //	anvil-podrunner --kubeconfig compute-a.kubeconfig \
 //	  --nodes compute-a-node-1=zone-1,compute-a-node-2=zone-2 \
 //	  --state-dir .devstack/podrunner/compute-a
+//
+// With --run-nova-control-plane it also runs the pods of Nova's control
+// plane (nova-api, nova-metadata, nova-conductor, nova-scheduler and
+// nova-novncproxy) as this host's Debian Nova programs, instead of
+// simulating them.
 package main
 
 import (
@@ -36,6 +41,18 @@ type config struct {
 	stateDir   string
 	nodes      []podrunner.Node
 	passEnv    []string
+	// novaControlPlane runs Nova's control-plane pods rather than
+	// simulating them.
+	novaControlPlane bool
+}
+
+// images returns the ImageMap the configuration asks for; nil means the
+// runner's default.
+func (c config) images() podrunner.ImageMap {
+	if !c.novaControlPlane {
+		return nil
+	}
+	return append(podrunner.NovaControlPlaneMappings(), podrunner.DefaultImageMap()...)
 }
 
 // run executes the command and returns its exit code, so that deferred
@@ -72,7 +89,7 @@ func run(args []string, stderr io.Writer) int {
 		}
 	}
 	runner, err := podrunner.New(podrunner.Options{
-		Config: restConfig, Nodes: cfg.nodes, StateDir: cfg.stateDir, Env: env, Logger: log,
+		Config: restConfig, Nodes: cfg.nodes, StateDir: cfg.stateDir, Images: cfg.images(), Env: env, Logger: log,
 	})
 	if err != nil {
 		log.Error(err, "invalid options")
@@ -121,6 +138,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (config, error) {
 		}
 		return nil
 	})
+	fs.BoolVar(&cfg.novaControlPlane, "run-nova-control-plane", false, "run the pods of Nova's control plane (api, metadata, conductor, scheduler, novncproxy) as this host's Debian Nova programs instead of simulating them")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}

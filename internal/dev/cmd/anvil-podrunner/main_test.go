@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/anvil/anvil/internal/dev/podrunner"
 )
 
@@ -73,5 +75,44 @@ func TestParseFlagsPassEnv(t *testing.T) {
 	}
 	if want := []string{"A", "B", "C"}; !reflect.DeepEqual(cfg.passEnv, want) {
 		t.Errorf("passEnv = %v, want %v", cfg.passEnv, want)
+	}
+}
+
+// TestRunNovaControlPlane checks that the flag puts the control-plane
+// mappings in front of the default ones, and that without it the runner
+// keeps its default map, which simulates those pods.
+func TestRunNovaControlPlane(t *testing.T) {
+	api := &corev1.Container{
+		Name:    "nova-api",
+		Image:   "ghcr.io/c5c3/nova:2026.1",
+		Command: []string{"uwsgi", "--http-socket", ":8774", "--wsgi-file", "/usr/bin/nova-api-wsgi"},
+	}
+	manage := &corev1.Container{Name: "db-sync", Image: "ghcr.io/c5c3/nova:2026.1", Command: []string{"nova-manage", "db", "sync"}}
+	for _, tt := range []struct {
+		args    []string
+		wantAPI string
+	}{
+		{nil, ""},
+		{[]string{"--run-nova-control-plane"}, "nova-api"},
+	} {
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		cfg, err := parseFlags(fs, append([]string{"--kubeconfig=k", "--state-dir=s", "--nodes=a"}, tt.args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		images := cfg.images()
+		if images == nil {
+			images = podrunner.DefaultImageMap()
+		}
+		got := ""
+		if m, ok := images.Lookup(api); ok {
+			got = m.Name
+		}
+		if got != tt.wantAPI {
+			t.Errorf("%v: nova-api maps to %q, want %q", tt.args, got, tt.wantAPI)
+		}
+		if m, ok := images.Lookup(manage); !ok || m.Name != "nova-manage" {
+			t.Errorf("%v: nova-manage maps to %q, %v", tt.args, m.Name, ok)
+		}
 	}
 }
