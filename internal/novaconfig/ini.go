@@ -29,6 +29,12 @@ type Section struct {
 // the contract into its pod template, and a reordering would roll every pod.
 type File struct {
 	Sections []Section
+	// Interpolated maps options, as "section/key", to the one value of
+	// each that is written as it is, so oslo.config expands the $name
+	// references in it. Only constants Anvil writes belong here, such as
+	// "$my_ip"; any other value, one a user or a Secret gave above all, is
+	// written literally.
+	Interpolated map[string]string
 }
 
 // UnsafeReason says why a value cannot be written.
@@ -95,7 +101,11 @@ func (f File) Render() ([]byte, error) {
 		}
 		buf.WriteString("[" + s.Name + "]\n")
 		for _, o := range s.Options {
-			buf.WriteString(o.Key + " = " + literal(o.Value) + "\n")
+			value := o.Value
+			if want, ok := f.Interpolated[s.Name+"/"+o.Key]; !ok || want != value {
+				value = literal(value)
+			}
+			buf.WriteString(o.Key + " = " + value + "\n")
 		}
 	}
 	return buf.Bytes(), nil

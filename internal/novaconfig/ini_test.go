@@ -388,3 +388,21 @@ func TestIntegrationOsloConfigReadsLiteralValues(t *testing.T) {
 		}
 	}
 }
+
+func TestInterpolatedIsOnlyTheNamedValue(t *testing.T) {
+	f := File{
+		Sections:     []Section{{Name: "vnc", Options: []Option{{Key: "server_listen", Value: "$my_ip"}, {Key: "other", Value: "$my_ip"}}}},
+		Interpolated: map[string]string{"vnc/server_listen": "$my_ip"},
+	}
+	got, err := f.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "[vnc]\nserver_listen = $my_ip\nother = $$my_ip\n"; string(got) != want {
+		t.Errorf("Render = %q, want %q", got, want)
+	}
+	f.Sections[0].Options[0].Value = "${x}"
+	if got, _ := f.Render(); !strings.Contains(string(got), "server_listen = $${x}") {
+		t.Errorf("a value other than the named one must be written literally: %q", got)
+	}
+}

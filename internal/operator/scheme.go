@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
@@ -24,5 +25,7 @@ func NewScheme() *runtime.Scheme {
 	utilruntime.Must(neutronv1alpha1.AddToScheme(s))
 	// The hypervisor operator's Hypervisor, whose custom traits pools write.
 	utilruntime.Must(hypervisorv1.AddToScheme(s))
+	// The Gateway API's HTTPRoute, which publishes the metadata API.
+	utilruntime.Must(gatewayv1.Install(s))
 	return s
 }

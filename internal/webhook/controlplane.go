@@ -124,6 +124,12 @@ func ValidateControlPlane(cp, old *c5c3v1alpha1.ControlPlane) field.ErrorList {
 		errs = append(errs, field.Invalid(novaPath.Child("metadataGateway", "path"), mg.Path,
 			`must be empty or "/": instances ask for the metadata API at fixed paths from the root of its hostname`))
 	}
+	if mg := nova.MetadataGateway; mg != nil && mg.ParentRef == nil {
+		// The Nova writes an HTTPRoute, and a route without a parent is
+		// served by no Gateway.
+		errs = append(errs, field.Required(novaPath.Child("metadataGateway", "parentRef"),
+			"is required: the metadata API's HTTPRoute attaches to this Gateway"))
+	}
 	if mg, cons := nova.MetadataGateway, nova.ConsoleProxy; mg != nil && cons != nil &&
 		mg.Hostname != "" && cons.Hostname != "" && strings.EqualFold(mg.Hostname, cons.Hostname) {
 		errs = append(errs, field.Invalid(novaPath.Child("consoleProxy", "hostname"), cons.Hostname,

@@ -112,10 +112,10 @@ func TestIntegrationControlPlaneAdmission(t *testing.T) {
 			cp.Spec.Services.Barbican = &c5c3v1alpha1.ReferencedService{}
 		}, want: []rejection{{"spec.services.barbican.publicEndpoint", remoteRequired}}},
 		{name: "metadata gateway below a prefix", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
-			cp.Spec.Services.Nova.MetadataGateway = &c5c3v1alpha1.GatewaySpec{Hostname: "metadata.example.com", Path: "/metadata"}
+			cp.Spec.Services.Nova.MetadataGateway = &c5c3v1alpha1.GatewaySpec{ParentRef: &c5c3v1alpha1.ParentReference{Name: "gw"}, Hostname: "metadata.example.com", Path: "/metadata"}
 		}, want: []rejection{{"spec.services.nova.metadataGateway.path", `must be empty or "/"`}}},
 		{name: "metadata and console share a hostname", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
-			cp.Spec.Services.Nova.MetadataGateway = &c5c3v1alpha1.GatewaySpec{Hostname: "nova.example.com"}
+			cp.Spec.Services.Nova.MetadataGateway = &c5c3v1alpha1.GatewaySpec{ParentRef: &c5c3v1alpha1.ParentReference{Name: "gw"}, Hostname: "nova.example.com"}
 			cp.Spec.Services.Nova.ConsoleProxy = &c5c3v1alpha1.ConsoleProxySpec{Enabled: true, Hostname: "nova.example.com"}
 		}, want: []rejection{{"spec.services.nova.consoleProxy.hostname", "must differ from services.nova.metadataGateway.hostname"}}},
 		{name: "over-long name", mutate: func(cp *c5c3v1alpha1.ControlPlane) { cp.Name = longName },
@@ -154,7 +154,7 @@ func TestIntegrationControlPlaneAdmission(t *testing.T) {
 			s.Keystone.PublicEndpoint, s.Keystone.Gateway = "", &c5c3v1alpha1.GatewaySpec{Hostname: "keystone.example.com"}
 			s.Placement.PublicEndpoint, s.Placement.Gateway = "", &c5c3v1alpha1.GatewaySpec{Hostname: "placement.example.com"}
 			s.Cinder = &c5c3v1alpha1.ReferencedService{Gateway: &c5c3v1alpha1.GatewaySpec{Hostname: "cinder.example.com"}}
-			s.Nova.MetadataGateway = &c5c3v1alpha1.GatewaySpec{Hostname: "metadata.example.com", Path: "/"}
+			s.Nova.MetadataGateway = &c5c3v1alpha1.GatewaySpec{ParentRef: &c5c3v1alpha1.ParentReference{Name: "gw"}, Hostname: "metadata.example.com", Path: "/"}
 			s.Nova.ConsoleProxy = &c5c3v1alpha1.ConsoleProxySpec{Enabled: true, Hostname: "console.example.com"}
 		}},
 		{name: "cp-in-cluster", mutate: func(cp *c5c3v1alpha1.ControlPlane) {

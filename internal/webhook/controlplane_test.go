@@ -91,7 +91,7 @@ func TestValidateControlPlane(t *testing.T) {
 			s.Barbican = &c5c3v1alpha1.ReferencedService{PublicEndpoint: "https://barbican.example.com"}
 		}},
 		{name: "valid metadata gateway at the root with a distinct console hostname", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
-			cp.Spec.Services.Nova.MetadataGateway = &c5c3v1alpha1.GatewaySpec{Hostname: "metadata.example.com", Path: "/"}
+			cp.Spec.Services.Nova.MetadataGateway = &c5c3v1alpha1.GatewaySpec{ParentRef: &c5c3v1alpha1.ParentReference{Name: "gw"}, Hostname: "metadata.example.com", Path: "/"}
 			cp.Spec.Services.Nova.ConsoleProxy = &c5c3v1alpha1.ConsoleProxySpec{Enabled: true, Hostname: "console.example.com"}
 		}},
 		{name: "valid name of exactly the limit", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
@@ -182,12 +182,16 @@ func TestValidateControlPlane(t *testing.T) {
 
 		// Rule 4: the metadata gateway path.
 		{name: "metadata gateway below a prefix", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
-			cp.Spec.Services.Nova.MetadataGateway = &c5c3v1alpha1.GatewaySpec{Hostname: "metadata.example.com", Path: "/metadata"}
+			cp.Spec.Services.Nova.MetadataGateway = &c5c3v1alpha1.GatewaySpec{ParentRef: &c5c3v1alpha1.ParentReference{Name: "gw"}, Hostname: "metadata.example.com", Path: "/metadata"}
 		}, want: []expected{{"spec.services.nova.metadataGateway.path", field.ErrorTypeInvalid, `must be empty or "/"`}}},
+
+		{name: "metadata gateway without a parent", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
+			cp.Spec.Services.Nova.MetadataGateway = &c5c3v1alpha1.GatewaySpec{Hostname: "metadata.example.com"}
+		}, want: []expected{{"spec.services.nova.metadataGateway.parentRef", field.ErrorTypeRequired, "attaches to this Gateway"}}},
 
 		// Rule 5: one hostname for two Nova endpoints.
 		{name: "metadata and console share a hostname", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
-			cp.Spec.Services.Nova.MetadataGateway = &c5c3v1alpha1.GatewaySpec{Hostname: "nova.example.com"}
+			cp.Spec.Services.Nova.MetadataGateway = &c5c3v1alpha1.GatewaySpec{ParentRef: &c5c3v1alpha1.ParentReference{Name: "gw"}, Hostname: "nova.example.com"}
 			cp.Spec.Services.Nova.ConsoleProxy = &c5c3v1alpha1.ConsoleProxySpec{Enabled: true, Hostname: "Nova.Example.com"}
 		}, want: []expected{{"spec.services.nova.consoleProxy.hostname", field.ErrorTypeInvalid, "must differ from services.nova.metadataGateway.hostname"}}},
 

@@ -11,6 +11,77 @@ const (
 	// from the current databases and their Secrets, or when no database is
 	// declared and so none is needed.
 	ManageConfigReadyCondition = "ManageConfigReady"
+	// ServiceConfigReadyCondition reports {nova}-config, the nova.conf the
+	// control plane's Deployments and database Jobs mount: True once it is
+	// published from the current inputs.
+	ServiceConfigReadyCondition = "ServiceConfigReady"
+	// DatabaseReadyCondition reports the database Jobs of the current
+	// release and image: True once every one has succeeded, in order.
+	DatabaseReadyCondition = "DatabaseReady"
+	// DeploymentsReadyCondition reports the control plane's Deployments:
+	// True once each is available on its current template.
+	DeploymentsReadyCondition = "DeploymentsReady"
+	// MetadataHTTPRouteReadyCondition reports the HTTPRoute that publishes
+	// the metadata API through spec.metadata.gateway.
+	MetadataHTTPRouteReadyCondition = "MetadataHTTPRouteReady"
+)
+
+// Reasons of ServiceConfigReady.
+const (
+	// ServiceConfigPublishedReason: {nova}-config is published from the
+	// current inputs.
+	ServiceConfigPublishedReason = "ServiceConfigPublished"
+	// ServiceConfigErrorReason: the inputs cannot be rendered safely, a
+	// database is not declared, or a same-named Secret is not Anvil's.
+	// The last {nova}-config is kept, so running pods are undisturbed.
+	ServiceConfigErrorReason = "ServiceConfigError"
+)
+
+// Reasons of DatabaseReady.
+const (
+	// DatabaseSyncedReason: every database Job of the current release and
+	// image has succeeded.
+	DatabaseSyncedReason = "DatabaseSynced"
+	// DatabaseJobRunningReason: a database Job has not finished yet; the
+	// message names it. The Deployments keep their templates until it
+	// succeeds.
+	DatabaseJobRunningReason = "DatabaseJobRunning"
+	// DatabaseJobFailedReason: a database Job failed; the message names
+	// it. The rollout is held, every Deployment stays on its template,
+	// until the Job is deleted (it is then run again) or the release or
+	// image changes.
+	DatabaseJobFailedReason = "DatabaseJobFailed"
+)
+
+// Reasons of DeploymentsReady.
+const (
+	// DeploymentsAvailableReason: every Deployment runs its current
+	// template on all its replicas.
+	DeploymentsAvailableReason = "DeploymentsAvailable"
+	// DeploymentsProgressingReason: a Deployment is rolling out; the
+	// message names it. The later ones in the order conductor, scheduler,
+	// then api, metadata and console proxy wait for it.
+	DeploymentsProgressingReason = "DeploymentsProgressing"
+	// DeploymentErrorReason: a Deployment, Service or PodDisruptionBudget
+	// of that name exists and is not Anvil's.
+	DeploymentErrorReason = "DeploymentError"
+)
+
+// Reasons of MetadataHTTPRouteReady.
+const (
+	// HTTPRouteAcceptedReason: the Gateway accepted {nova}-metadata.
+	HTTPRouteAcceptedReason = "HTTPRouteAccepted"
+	// HTTPRouteNotRequiredReason: spec.metadata.gateway is not set, so no
+	// route is written; one written earlier is deleted.
+	HTTPRouteNotRequiredReason = "HTTPRouteNotRequired"
+	// HTTPRouteNotAcceptedReason: the Gateway has not accepted the route
+	// yet, or refused it; the message carries the Gateway's reason.
+	HTTPRouteNotAcceptedReason = "HTTPRouteNotAccepted"
+	// GatewayAPINotInstalledReason: the cluster serves no HTTPRoute kind.
+	GatewayAPINotInstalledReason = "GatewayAPINotInstalled"
+	// CapabilityProbeFailedReason: asking the cluster whether it serves
+	// HTTPRoutes failed.
+	CapabilityProbeFailedReason = "CapabilityProbeFailed"
 )
 
 // Reasons of ComputeConfigReady.
@@ -66,4 +137,9 @@ const (
 	// ManageConfigComponent is the ComponentLabel value of
 	// {nova}-manage-config.
 	ManageConfigComponent = "manage-config"
+	// ServiceConfigSuffix names the control plane's nova.conf Secret:
+	// {nova}-config.
+	ServiceConfigSuffix = "-config"
+	// ServiceConfigComponent is the ComponentLabel value of {nova}-config.
+	ServiceConfigComponent = "config"
 )

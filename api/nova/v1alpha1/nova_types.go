@@ -73,6 +73,15 @@ type NovaSpec struct {
 	// +optional
 	Database *DatabaseSpec `json:"database,omitempty"`
 
+	// Replicas is how many pods each of the api, metadata, scheduler and
+	// conductor Deployments runs; the console proxy runs one. Each
+	// Deployment gets a PodDisruptionBudget that lets one pod go at a time.
+	// +optional
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	Replicas *int32 `json:"replicas,omitempty"`
+
 	// TargetClusterRef places the Nova's children on a registered cluster.
 	// It cannot be added, removed or changed after creation.
 	// +optional
@@ -236,6 +245,35 @@ type MetadataSpec struct {
 	// SharedSecretRef names the secret the Neutron metadata agent signs
 	// proxied requests with.
 	SharedSecretRef SharedSecretRef `json:"sharedSecretRef"`
+	// Gateway publishes the metadata API through a Gateway API listener:
+	// the Nova writes the HTTPRoute {nova}-metadata to its Service on port
+	// 8775. Without it no route is written, and one written earlier is
+	// deleted.
+	// +optional
+	Gateway *GatewaySpec `json:"gateway,omitempty"`
+}
+
+// GatewaySpec publishes a service on a hostname of a Gateway.
+type GatewaySpec struct {
+	// ParentRef names the Gateway, and optionally its listener.
+	ParentRef GatewayParentRef `json:"parentRef"`
+	// Hostname the route answers on.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Hostname string `json:"hostname"`
+}
+
+// GatewayParentRef names a Gateway.
+type GatewayParentRef struct {
+	// Name of the Gateway.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Namespace of the Gateway; empty means the Nova's.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// SectionName selects one listener of the Gateway.
+	// +optional
+	SectionName string `json:"sectionName,omitempty"`
 }
 
 // ConsoleProxySpec configures the noVNC console proxy.
@@ -285,12 +323,20 @@ type NovaStatus struct {
 	// +optional
 	RemoteComputeConfigSecretRef *anvilmeta.LocalObjectReference `json:"remoteComputeConfigSecretRef,omitempty"`
 
-	// InstalledRelease is the release the control plane runs. Anvil
-	// references a brownfield control plane, so it is spec.openStackRelease
-	// once the contract is published from it; pools default their image to
-	// it.
+	// InstalledRelease is the release the control plane runs: set to
+	// spec.openStackRelease once every database Job of that release and
+	// image has succeeded and every Deployment is available on it. Pools
+	// default their image to it, so they follow only after the schemas
+	// moved.
 	// +optional
 	InstalledRelease string `json:"installedRelease,omitempty"`
+
+	// Cells are Nova's cells, cell0 then cell1, with the release their
+	// schema was last synced to.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Cells []CellStatus `json:"cells,omitempty"`
 
 	// ManageConfigSecretRef names {nova}-manage-config, the database
 	// configuration nova-manage reads, while both databases are declared.
@@ -298,8 +344,21 @@ type NovaStatus struct {
 	ManageConfigSecretRef *anvilmeta.LocalObjectReference `json:"manageConfigSecretRef,omitempty"`
 }
 
-// Nova is a Nova control plane. It publishes the compute contract that every
-// hypervisor of the cloud reads.
+// CellStatus is one cell of the Nova.
+type CellStatus struct {
+	// Name of the cell: cell0 or cell1.
+	Name string `json:"name"`
+	// Mapped is true once the cell is mapped in the API database.
+	Mapped bool `json:"mapped"`
+	// SyncedRelease is the release whose schema sync last succeeded on
+	// the cell's database.
+	// +optional
+	SyncedRelease string `json:"syncedRelease,omitempty"`
+}
+
+// Nova is a Nova control plane. It runs the api, metadata, scheduler,
+// conductor and console proxy Deployments and the database Jobs, and
+// publishes the compute contract that every hypervisor of the cloud reads.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

@@ -169,6 +169,13 @@ func BuildNovaSpec(cp *c5c3v1alpha1.ControlPlane) (novav1alpha1.NovaSpec, error)
 	if ref := svc.MetadataSharedSecretRef; ref != nil {
 		spec.Metadata.SharedSecretRef = novav1alpha1.SharedSecretRef{Name: ref.Name, Key: cmp.Or(ref.Key, sharedSecretKey)}
 	}
+	if mg := svc.MetadataGateway; mg != nil && mg.ParentRef != nil {
+		// The webhook requires the parent; a ControlPlane that slipped past
+		// it gets no route rather than one no Gateway serves.
+		spec.Metadata.Gateway = &novav1alpha1.GatewaySpec{Hostname: mg.Hostname, ParentRef: novav1alpha1.GatewayParentRef{
+			Name: mg.ParentRef.Name, Namespace: mg.ParentRef.Namespace, SectionName: mg.ParentRef.SectionName,
+		}}
+	}
 	s := cp.Spec.Services
 	spec.Endpoints.Placement.Override = internalOf(s.Placement)
 	spec.Endpoints.Neutron.Override = internalOf(s.Neutron)

@@ -1,10 +1,14 @@
-// Package nova reconciles Nova objects. It runs two steps. The
-// ComputeConfig step publishes the compute contract: everything a
-// hypervisor needs from the control plane, as the Secret
-// {nova}-compute-config, and, while remoteCompute is set, its remote form
-// {nova}-remote-compute-config. The ManageConfig step publishes
-// {nova}-manage-config, the database configuration nova-manage reads, while
-// the Nova declares its databases.
+// Package nova reconciles Nova objects: it runs Nova's control plane and
+// publishes what hypervisors need to join it. A pass
+//   - publishes the compute contract, {nova}-compute-config, and while
+//     remoteCompute is set its remote form {nova}-remote-compute-config;
+//   - publishes {nova}-manage-config, the databases the pools' host
+//     discovery Jobs reach;
+//   - publishes {nova}-config, the nova.conf of the control plane;
+//   - writes the metadata API's HTTPRoute while spec.metadata.gateway is set;
+//   - runs the database Jobs of the release and image in order;
+//   - rolls the conductor, then the scheduler, then the api, metadata and
+//     console proxy Deployments, and then reports the installed release.
 package nova
 
 import (
@@ -24,6 +28,7 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/novaconfig"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -33,7 +38,13 @@ const placedResync = 30 * time.Second
 
 // childKinds are the kinds a Nova writes onto its children cluster; a
 // placed Nova's teardown sweeps them.
-var childKinds = []schema.GroupVersionKind{{Version: "v1", Kind: "Secret"}}
+var childKinds = []schema.GroupVersionKind{
+	{Version: "v1", Kind: "Secret"},
+	{Version: "v1", Kind: "Service"},
+	{Group: "apps", Version: "v1", Kind: "Deployment"},
+	{Group: "batch", Version: "v1", Kind: "Job"},
+	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"},
+}
 
 // Reconciler reconciles Nova objects.
 type Reconciler struct {
@@ -53,6 +64,11 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novas/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novas/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;patch;delete
 
 // pass is what one pass over a Nova builds up, step by step.
 type pass struct {
@@ -61,6 +77,16 @@ type pass struct {
 	before *novav1alpha1.Nova
 	// children is where the children live. Set by Cluster.
 	children *targetcluster.Children
+	// contract is the compute contract's input, read by ComputeConfig.
+	contract *novaconfig.ContractInput
+	// manage holds the databases, read by ManageConfig; nil when none is
+	// declared.
+	manage *novaconfig.ManageInput
+	// configHash is the hash of {nova}-config, set by ServiceConfig.
+	configHash string
+	// databaseSynced is set once every database Job of the rollout
+	// succeeded.
+	databaseSynced bool
 }
 
 // steps are the pass's steps in order, each with the condition it owns.
@@ -69,6 +95,10 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 		{Condition: novav1alpha1.ComputeConfigReadyCondition, Run: r.reconcileCluster},
 		{Condition: novav1alpha1.ComputeConfigReadyCondition, Run: r.reconcileComputeConfig},
 		{Condition: novav1alpha1.ManageConfigReadyCondition, Run: r.reconcileManageConfig},
+		{Condition: novav1alpha1.ServiceConfigReadyCondition, Run: r.reconcileServiceConfig},
+		{Condition: novav1alpha1.MetadataHTTPRouteReadyCondition, Run: r.reconcileMetadataRoute},
+		{Condition: novav1alpha1.DatabaseReadyCondition, Run: r.reconcileDatabase},
+		{Condition: novav1alpha1.DeploymentsReadyCondition, Run: r.reconcileDeployments},
 	}
 }
 
@@ -152,7 +182,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, before, nova *novav1alpha1
 func (r *Reconciler) summary() conditions.Summary {
 	return conditions.Summary{
 		Steps:        flow.StepConditions(r.steps()),
-		ReadyMessage: "the compute contract and the nova-manage configuration are current",
+		ReadyMessage: "the control plane runs its release and the compute contract is current",
 		Events:       transitionEvents,
 	}
 }

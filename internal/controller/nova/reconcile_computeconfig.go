@@ -70,10 +70,8 @@ func (r *Reconciler) reconcileComputeConfig(ctx context.Context, p *pass) (flow.
 		return flow.Continue, computeConfigError(err)
 	}
 	nova.Status.ComputeConfigSecretRef = &anvilmeta.LocalObjectReference{Name: ComputeConfigName(nova)}
-	// Anvil references a brownfield control plane rather than installing
-	// one, so the release it runs is the one the contract was just
-	// published from; pools default their image to it.
-	nova.Status.InstalledRelease = nova.Spec.OpenStackRelease
+	// The control plane's nova.conf is rendered from the same inputs.
+	p.contract = in
 
 	published := []string{ComputeConfigName(nova)}
 	switch {

@@ -30,9 +30,9 @@ func ManageConfigName(nova *novav1alpha1.Nova) string {
 }
 
 // reconcileManageConfig publishes {nova}-manage-config while both databases
-// are declared, and removes it once neither is. Anvil runs no control plane
-// of its own, so this Secret is how nova-manage jobs (host discovery) reach
-// the brownfield databases. The last published Secret and its reference
+// are declared, and removes it once neither is. It holds the databases
+// alone, so the pools' host discovery Jobs can reach them without reading
+// the control plane's whole nova.conf. The last published Secret and its reference
 // are kept on a failure, as the compute contract's are: a job mid-run keeps
 // working configuration.
 func (r *Reconciler) reconcileManageConfig(ctx context.Context, p *pass) (flow.Outcome, error) {
@@ -72,6 +72,7 @@ func (r *Reconciler) reconcileManageConfig(ctx context.Context, p *pass) (flow.O
 		return flow.Continue, manageConfigError(err)
 	}
 	nova.Status.ManageConfigSecretRef = &anvilmeta.LocalObjectReference{Name: ManageConfigName(nova)}
+	p.manage = in
 	conditionsOf(nova).Set(novav1alpha1.ManageConfigReadyCondition, metav1.ConditionTrue, novav1alpha1.ManageConfigPublishedReason,
 		"published "+ManageConfigName(nova))
 	return flow.Continue, nil

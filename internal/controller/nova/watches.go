@@ -3,7 +3,10 @@ package nova
 import (
 	"context"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,8 +44,8 @@ func inputSecretNames(nova *novav1alpha1.Nova) []string {
 }
 
 // SetupWithManager wires the controller. Besides the Nova itself it watches
-// its own contract Secrets (to repair drift) and every input Secret, so a
-// rotated password re-renders the contract at once.
+// its own children (to follow Jobs and rollouts and to repair drift) and
+// every input Secret, so a rotated password re-renders at once.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("nova-controller")
@@ -59,6 +62,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Named("nova-controller").
 		For(&novav1alpha1.Nova{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&corev1.Secret{}).
+		Owns(&corev1.Service{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&batchv1.Job{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.novasReading))
 	if r.Registry != nil {
 		if err := targetcluster.IndexTargetCluster(ctx, mgr.GetFieldIndexer(), &novav1alpha1.Nova{}); err != nil {

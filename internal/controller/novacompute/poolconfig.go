@@ -67,7 +67,9 @@ func BuildPoolConfig(pool *novav1alpha1.NovaCompute) ([]byte, error) {
 		// consoles have no password.
 		{Name: "vnc", Options: []novaconfig.Option{{Key: "server_listen", Value: "$my_ip"}}},
 	}
-	return novaconfig.File{Sections: mergeExtra(sections, pool.Spec.ExtraConfig)}.Render()
+	// Only Anvil's own "$my_ip" is expanded; a value the user puts there
+	// instead is written literally.
+	return novaconfig.File{Sections: mergeExtra(sections, pool.Spec.ExtraConfig), Interpolated: map[string]string{"vnc/server_listen": "$my_ip"}}.Render()
 }
 
 // mergeExtra lays extraConfig over the rendered sections: a rendered key

@@ -20,6 +20,7 @@ import (
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/dev/localcloud"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/openstack"
@@ -40,8 +41,8 @@ const (
 	// password.
 	NovaPasswordSecret = "devstack-nova-password"
 	// NovaDBSecret holds the nova database user's credentials under
-	// username and password. It exists only with the OpenStack services,
-	// whose MariaDB it opens.
+	// username and password: with the OpenStack services those of their
+	// MariaDB, else a random password nothing checks.
 	NovaDBSecret = "devstack-nova-db"
 	// KeystoneAdminSecret holds the local Keystone's admin credentials, with
 	// which the ControlPlane creates the hypervisor operator's account. It
@@ -58,9 +59,9 @@ const (
 	localDBHost      = "127.0.0.1"
 )
 
-// The release and image the sample Nova declares. The devstack runs no
-// pods on the management cluster, so the image is never pulled; it only has
-// to pass admission.
+// The release and image the sample Nova declares. The management
+// cluster's pods are run by the pod runner or simulated by kwok, so the
+// image is never pulled; it only has to pass admission.
 const (
 	sampleRelease    = "2026.1"
 	sampleRepository = "ghcr.io/c5c3/nova"
@@ -132,12 +133,23 @@ func (s *Stack) applySampleControlPlane(ctx context.Context, _ *state) (string, 
 			return nil
 		}},
 	}
-	if cloud != nil {
-		secrets = append(secrets, sampleSecret{NovaDBSecret, func(d map[string][]byte) error {
-			d["username"] = []byte(novaDBUser)
+	secrets = append(secrets, sampleSecret{NovaDBSecret, func(d map[string][]byte) error {
+		d["username"] = []byte(novaDBUser)
+		if cloud != nil {
 			d["password"] = []byte(cloud.novaDBPassword)
 			return nil
-		}}, sampleSecret{KeystoneAdminSecret, func(d map[string][]byte) error {
+		}
+		if len(d["password"]) > 0 {
+			return nil
+		}
+		// Without the OpenStack services kwok only simulates the Nova's
+		// pods and Jobs, so nothing opens this database.
+		pw, err := randomToken()
+		d["password"] = []byte(pw)
+		return err
+	}})
+	if cloud != nil {
+		secrets = append(secrets, sampleSecret{KeystoneAdminSecret, func(d map[string][]byte) error {
 			a := cloud.admin
 			d["username"], d["password"], d["project_name"] = []byte(a.Username), []byte(a.Password), []byte(a.ProjectName)
 			d["user_domain_name"], d["project_domain_name"] = []byte(a.UserDomainName), []byte(a.ProjectDomainName)
@@ -256,7 +268,8 @@ func (s *Stack) loadSampleCloud() (*sampleCloud, error) {
 // declares the local MariaDB's nova_api and nova databases, so host
 // discovery has a real cell to map computes into, and it asks for the
 // hypervisor operator's account with the local Keystone's admin. Without it
-// no database or Keystone runs, so neither is declared. It sets no
+// no Keystone runs and kwok simulates the Nova's pods, so the databases are
+// declared but never opened, and no account is asked for. It sets no
 // remoteCompute; step 1 of "Connect a compute cluster" does.
 func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 	service := func(name, port string) *c5c3v1alpha1.ReferencedService {
@@ -271,7 +284,14 @@ func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 		Region:           "RegionOne",
 	}
 	placement, neutron, glance := service("placement", "8778"), service("neutron", "9696"), service("glance", "9292")
-	var apiDB, cellDB *c5c3v1alpha1.DatabaseSpec
+	dbPort := novav1alpha1.DefaultDatabasePort
+	if cloud != nil {
+		dbPort = cloud.mariaDBPort
+	}
+	database := func(name string) *c5c3v1alpha1.DatabaseSpec {
+		return &c5c3v1alpha1.DatabaseSpec{Host: localDBHost, Port: dbPort, Database: name, SecretName: NovaDBSecret}
+	}
+	apiDB, cellDB := database(novaAPIDatabase), database(novaCellDatabase)
 	var hvo *c5c3v1alpha1.HypervisorOperatorSpec
 	if cloud != nil {
 		local := func(url string) *c5c3v1alpha1.ReferencedService {
@@ -281,10 +301,6 @@ func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 			AdminCredentialsSecretRef: &anvilmeta.LocalObjectReference{Name: KeystoneAdminSecret}}
 		hvo = &c5c3v1alpha1.HypervisorOperatorSpec{}
 		placement, neutron, glance = local(cloud.placement), local(cloud.neutron), local(cloud.glance)
-		database := func(name string) *c5c3v1alpha1.DatabaseSpec {
-			return &c5c3v1alpha1.DatabaseSpec{Host: localDBHost, Port: cloud.mariaDBPort, Database: name, SecretName: NovaDBSecret}
-		}
-		apiDB, cellDB = database(novaAPIDatabase), database(novaCellDatabase)
 	}
 	return &c5c3v1alpha1.ControlPlane{
 		ObjectMeta: metav1.ObjectMeta{

@@ -46,9 +46,10 @@ func TestSampleControlPlane(t *testing.T) {
 	if n.RemoteCompute != nil {
 		t.Error("the sample sets remoteCompute")
 	}
-	// Without the OpenStack services no MariaDB or Keystone runs.
-	if n.APIDatabase != nil || n.Database != nil {
-		t.Errorf("the sample declares databases without OpenStack: %+v, %+v", n.APIDatabase, n.Database)
+	// The Nova runs its control plane only with both databases; without
+	// the OpenStack services kwok simulates its pods and nothing opens them.
+	if n.APIDatabase == nil || n.Database == nil || n.APIDatabase.Port != 3306 || n.Database.SecretName != NovaDBSecret {
+		t.Errorf("the sample must declare both databases: %+v, %+v", n.APIDatabase, n.Database)
 	}
 	if n.HypervisorOperator != nil || svc.Keystone.AdminCredentialsSecretRef != nil {
 		t.Error("the sample asks for the hypervisor operator's account without a Keystone to create it in")

@@ -35,7 +35,8 @@ func reachable(ctx context.Context, cfg *rest.Config) bool {
 }
 
 // createNodes gives each compute cluster its fake hypervisor nodes, labelled
-// with a zone each, and waits until kwok reports them Ready.
+// with a zone each, and the management cluster one node, and waits until
+// kwok reports them Ready.
 func (s *Stack) createNodes(ctx context.Context, st *state) (string, error) {
 	// Pod runners of an earlier `up` with OpenStack registered nodes of
 	// the same names; they stop, and their nodes make way for kwok's.
@@ -90,7 +91,24 @@ func (s *Stack) createNodes(ctx context.Context, st *state) (string, error) {
 		}
 		total += len(names)
 	}
-	return fmt.Sprintf("%d Ready nodes on %d compute cluster(s)", total, s.n), nil
+	// The management cluster gets one node, where kwok simulates the Nova's
+	// Deployments and database Jobs.
+	c, err := s.clusterClient(ctx, ManagementCluster)
+	if err != nil {
+		return "", err
+	}
+	mgmtNode := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: NodeName(ManagementCluster, 1)}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, mgmtNode, func() error {
+		mgmtNode.Labels = map[string]string{"kubernetes.io/hostname": mgmtNode.Name, "kubernetes.io/os": "linux"}
+		mgmtNode.Annotations = map[string]string{testenv.FakeNodeAnnotation: kwokNodeValue}
+		return nil
+	}); err != nil {
+		return "", fmt.Errorf("node %s on %s: %w", mgmtNode.Name, ManagementCluster, err)
+	}
+	if err := waitNodesReady(ctx, c, []string{mgmtNode.Name}); err != nil {
+		return "", fmt.Errorf("%s: %w", ManagementCluster, err)
+	}
+	return fmt.Sprintf("%d Ready nodes on %d compute cluster(s), 1 on %s", total, s.n, ManagementCluster), nil
 }
 
 func waitNodesReady(ctx context.Context, c client.Client, names []string) error {

@@ -1,0 +1,299 @@
+package nova_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/nova"
+	"github.com/anvil/anvil/internal/dev/podrunner"
+)
+
+// failingImage is a Nova image whose every container exits 1 on the pod
+// runner: a database Job that runs it fails.
+const failingImage = "ghcr.io/c5c3/nova:broken"
+
+var workloadsOnce sync.Once
+
+// startWorkloads makes the management cluster run pods: the controller
+// manager and scheduler, and one pod runner node. The runner maps only
+// failingImage; every other pod is simulated, so Deployments become
+// available and Jobs succeed without a database.
+func startWorkloads(t *testing.T) {
+	t.Helper()
+	workloadsOnce.Do(func() {
+		ctx := context.Background()
+		if err := env.Management.StartWorkloads(ctx); err != nil {
+			t.Fatal(err)
+		}
+		dir, err := os.MkdirTemp("", "anvil-nova-runner-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fail := podrunner.Mapping{
+			Name:  "failing image",
+			Match: func(c *corev1.Container) bool { return c.Image == failingImage },
+			Build: func(podrunner.Container) (podrunner.Command, error) {
+				return podrunner.Command{Path: "/bin/false"}, nil
+			},
+		}
+		r, err := podrunner.New(podrunner.Options{
+			Config: env.Management.Config, Nodes: []podrunner.Node{{Name: "nova-node"}},
+			StateDir: filepath.Join(dir, "mgmt"), Images: podrunner.ImageMap{fail}, Logger: logr.Discard(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// newControlPlaneNova creates the inputs and a Nova with both databases
+// that runs one replica of each service.
+func newControlPlaneNova(t *testing.T, name string) *novav1alpha1.Nova {
+	t.Helper()
+	inputs(t, name)
+	putSecret(t, name+"-db", map[string]string{"username": "nova", "password": dbPass})
+	n := withDatabases(newNova(name))
+	n.Spec.Replicas = ptr.To[int32](1)
+	if err := env.Management.Client.Create(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// The control plane comes up Jobs first, and a release change runs the new
+// Jobs before any Deployment rolls, then rolls the conductor, the
+// scheduler and the API services in that order. A failing Job holds every
+// Deployment on its template and is named in DatabaseReady.
+func TestIntegrationControlPlaneRollout(t *testing.T) {
+	startOperator(t)
+	startWorkloads(t)
+	const name = "cpl"
+	newControlPlaneNova(t, name)
+	waitReleaseReady(t, name, "2026.1")
+
+	n := getNova(t, name)
+	wantCells := []novav1alpha1.CellStatus{{Name: "cell0", Mapped: true, SyncedRelease: "2026.1"}, {Name: "cell1", Mapped: true, SyncedRelease: "2026.1"}}
+	if !slices.Equal(n.Status.Cells, wantCells) {
+		t.Errorf("cells = %+v, want %+v", n.Status.Cells, wantCells)
+	}
+	if c := apimeta.FindStatusCondition(n.Status.Conditions, novav1alpha1.MetadataHTTPRouteReadyCondition); c == nil || c.Reason != novav1alpha1.HTTPRouteNotRequiredReason {
+		t.Errorf("MetadataHTTPRouteReady = %+v, want HTTPRouteNotRequired", c)
+	}
+	checkChildren(t, name)
+	if got := len(databaseJobs(t, name)); got != 5 {
+		t.Errorf("%d database Jobs, want 5", got)
+	}
+
+	t.Run("a release change syncs before it rolls, in order", func(t *testing.T) {
+		n := getNova(t, name)
+		n.Spec.OpenStackRelease, n.Spec.Image.Tag = "2026.2", "2026.2"
+		if err := env.Management.Client.Update(context.Background(), n); err != nil {
+			t.Fatal(err)
+		}
+		waitReleaseReady(t, name, "2026.2")
+		checkRolloutOrder(t, name, nova.RolloutHash(n), n.Spec.Image.Reference())
+	})
+
+	t.Run("a failing Job holds every Deployment", func(t *testing.T) {
+		n := getNova(t, name)
+		n.Spec.Image = anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/nova", Tag: "broken"}
+		if err := env.Management.Client.Update(context.Background(), n); err != nil {
+			t.Fatal(err)
+		}
+		job := name + "-db-api-" + nova.RolloutHash(n)
+		c := waitConditionWithin(t, name, novav1alpha1.DatabaseReadyCondition, novav1alpha1.DatabaseJobFailedReason, 3*time.Minute)
+		if !strings.Contains(c.Message, job) {
+			t.Errorf("DatabaseReady message %q does not name the Job %s", c.Message, job)
+		}
+		for _, d := range deployments(t, name) {
+			if img := d.Spec.Template.Spec.Containers[0].Image; img != "ghcr.io/c5c3/nova:2026.2" {
+				t.Errorf("%s moved to %s while its database Job failed", d.Name, img)
+			}
+		}
+		if got := getNova(t, name).Status.InstalledRelease; got != "2026.2" {
+			t.Errorf("installedRelease = %q, want 2026.2 kept", got)
+		}
+		if ready := apimeta.FindStatusCondition(getNova(t, name).Status.Conditions, anvilmeta.ReadyCondition); ready == nil || ready.Status == metav1.ConditionTrue {
+			t.Errorf("Ready = %+v while a database Job failed", ready)
+		}
+
+		// Going back to the last good image needs no Job: its Jobs are
+		// kept until a later rollout succeeds.
+		n = getNova(t, name)
+		n.Spec.Image.Tag = "2026.2"
+		if err := env.Management.Client.Update(context.Background(), n); err != nil {
+			t.Fatal(err)
+		}
+		waitConditionWithin(t, name, novav1alpha1.DatabaseReadyCondition, novav1alpha1.DatabaseSyncedReason, time.Minute)
+		for _, j := range databaseJobs(t, name) {
+			if j.Labels[nova.RolloutLabel] != nova.RolloutHash(n) {
+				t.Errorf("Job %s of another rollout was not pruned", j.Name)
+			}
+		}
+	})
+	assertNoLeak(t)
+}
+
+// waitReleaseReady waits until the Nova is Ready on release.
+func waitReleaseReady(t *testing.T, name, release string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		n := &novav1alpha1.Nova{}
+		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name}, n); err != nil {
+			return false, nil //nolint:nilerr // poll again
+		}
+		ready := apimeta.FindStatusCondition(n.Status.Conditions, anvilmeta.ReadyCondition)
+		return n.Status.InstalledRelease == release && ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == n.Generation, nil
+	})
+	if err != nil {
+		t.Fatalf("%s never became Ready on %s: %+v", name, release, getNova(t, name).Status)
+	}
+}
+
+// waitConditionWithin is waitConditionOf with a longer timeout.
+func waitConditionWithin(t *testing.T, name, condType, reason string, timeout time.Duration) *metav1.Condition {
+	t.Helper()
+	var got *metav1.Condition
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		n := &novav1alpha1.Nova{}
+		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name}, n); err != nil {
+			return false, nil //nolint:nilerr // poll again
+		}
+		got = apimeta.FindStatusCondition(n.Status.Conditions, condType)
+		return got != nil && got.Reason == reason && got.ObservedGeneration == n.Generation, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %s never reached %s (last %+v)", name, condType, reason, got)
+	}
+	return got
+}
+
+// checkChildren checks what a Ready control plane runs: four Deployments,
+// no console proxy, Services for the two APIs, a PDB each, and nova.conf.
+func checkChildren(t *testing.T, name string) {
+	t.Helper()
+	var names []string
+	for _, d := range deployments(t, name) {
+		names = append(names, d.Name)
+		pdb := &policyv1.PodDisruptionBudget{}
+		if err := env.Management.Client.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: d.Name}, pdb); err != nil {
+			t.Errorf("PDB %s: %v", d.Name, err)
+		}
+	}
+	slices.Sort(names)
+	if want := []string{name + "-api", name + "-conductor", name + "-metadata", name + "-scheduler"}; !slices.Equal(names, want) {
+		t.Errorf("Deployments = %v, want %v", names, want)
+	}
+	for svc, port := range map[string]int32{"-api": 8774, "-metadata": 8775} {
+		s := &corev1.Service{}
+		if err := env.Management.Client.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: name + svc}, s); err != nil {
+			t.Errorf("Service %s: %v", name+svc, err)
+		} else if s.Spec.Ports[0].Port != port {
+			t.Errorf("Service %s port %d, want %d", s.Name, s.Spec.Ports[0].Port, port)
+		}
+	}
+	conf, err := getSecret(t, name+"-config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conf.Data["nova.conf"]) == 0 || len(conf.Data["ca.crt"]) == 0 {
+		t.Errorf("%s-config has keys %v, want nova.conf and ca.crt", name, slices.Sorted(func(yield func(string) bool) {
+			for k := range conf.Data {
+				if !yield(k) {
+					return
+				}
+			}
+		}))
+	}
+}
+
+// checkRolloutOrder compares the apiserver's own timestamps: no ReplicaSet
+// of the new image was created before the last new Job completed, and the
+// conductor's came no later than the scheduler's, which came no later than
+// the API services'. The timestamps have a resolution of a second, so ties
+// pass; the failing-Job case proves the hold itself.
+func checkRolloutOrder(t *testing.T, name, rollout, image string) {
+	t.Helper()
+	var lastJob time.Time
+	jobs := 0
+	for _, j := range databaseJobs(t, name) {
+		if j.Labels[nova.RolloutLabel] != rollout {
+			t.Errorf("Job %s of an earlier rollout survived the new one", j.Name)
+			continue
+		}
+		jobs++
+		if j.Status.CompletionTime == nil {
+			t.Fatalf("Job %s has no completion time", j.Name)
+		}
+		if j.Status.CompletionTime.After(lastJob) {
+			lastJob = j.Status.CompletionTime.Time
+		}
+	}
+	if jobs != 5 {
+		t.Errorf("%d Jobs of the new rollout, want 5", jobs)
+	}
+	created := map[string]time.Time{}
+	sets := &appsv1.ReplicaSetList{}
+	if err := env.Management.Client.List(context.Background(), sets, client.InNamespace(testNamespace), client.MatchingLabels{"app.kubernetes.io/instance": name}); err != nil {
+		t.Fatal(err)
+	}
+	for _, rs := range sets.Items {
+		if rs.Spec.Template.Spec.Containers[0].Image == image {
+			created[rs.Labels["app.kubernetes.io/component"]] = rs.CreationTimestamp.Time
+		}
+	}
+	order := []string{"conductor", "scheduler", "api", "metadata"}
+	for i, c := range order {
+		at, ok := created[c]
+		if !ok {
+			t.Fatalf("no ReplicaSet of %s runs %s", c, image)
+		}
+		if at.Before(lastJob) {
+			t.Errorf("%s rolled at %s, before the last database Job completed at %s", c, at, lastJob)
+		}
+		if i > 0 && i < 3 && at.Before(created[order[i-1]]) {
+			t.Errorf("%s rolled at %s, before %s at %s", c, at, order[i-1], created[order[i-1]])
+		}
+	}
+}
+
+func deployments(t *testing.T, name string) []appsv1.Deployment {
+	t.Helper()
+	list := &appsv1.DeploymentList{}
+	if err := env.Management.Client.List(context.Background(), list, client.InNamespace(testNamespace), client.MatchingLabels{"app.kubernetes.io/instance": name}); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+func databaseJobs(t *testing.T, name string) []batchv1.Job {
+	t.Helper()
+	list := &batchv1.JobList{}
+	if err := env.Management.Client.List(context.Background(), list, client.InNamespace(testNamespace),
+		client.MatchingLabels{"app.kubernetes.io/instance": name, "app.kubernetes.io/component": "database"}); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}

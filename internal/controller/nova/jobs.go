@@ -1,0 +1,137 @@
+package nova
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+)
+
+// Labels of the database Jobs.
+const (
+	// databaseComponent is the component label value of every database Job.
+	databaseComponent = "database"
+	// RolloutLabel carries the hash of the release and image a database
+	// Job belongs to, so Jobs of earlier rollouts can be found and removed.
+	RolloutLabel = "nova.openstack.c5c3.io/rollout"
+	// DatabaseStepLabel names the step a database Job runs.
+	DatabaseStepLabel = "nova.openstack.c5c3.io/database-step"
+)
+
+// DatabaseStep is one database Job: what it runs and what it proves once it
+// succeeded.
+type DatabaseStep struct {
+	// Name is the Job's step, part of its name: {nova}-db-{step}-{rollout}.
+	Name string
+	// Command is the container's command line.
+	Command []string
+	// Maps is the cell the step maps, if any.
+	Maps string
+	// Syncs is true for the step after which both cells' schemas are at
+	// the release.
+	Syncs bool
+}
+
+// createCell1Script maps cell1 unless it is mapped already: create_cell
+// refuses a second mapping of the same database, with an exit code that
+// would fail the Job on every rollout after the first.
+const createCell1Script = `set -e
+if nova-manage --config-file ` + configFile + ` cell_v2 list_cells | grep -Eq '^\| +cell1 +\|'; then
+  echo "cell1 is mapped already"
+  exit 0
+fi
+exec nova-manage --config-file ` + configFile + ` cell_v2 create_cell --name cell1 --verbose`
+
+// databaseSteps are the Jobs of a rollout, in the order they run. Each is
+// idempotent, so running the list again on a synced database changes
+// nothing: the syncs stop at the current schema, map_cell0 accepts an
+// existing mapping, cell1 is looked up first, and the online migrations
+// find nothing left to do.
+var databaseSteps = []DatabaseStep{
+	{Name: "api", Command: manage("api_db", "sync")},
+	{Name: "cell0", Command: manage("cell_v2", "map_cell0"), Maps: "cell0"},
+	{Name: "cell1", Command: []string{"sh", "-c", createCell1Script}, Maps: "cell1"},
+	{Name: "sync", Command: manage("db", "sync"), Syncs: true},
+	{Name: "migrate", Command: manage("db", "online_data_migrations")},
+}
+
+// manage is a nova-manage command line against {nova}-config.
+func manage(args ...string) []string {
+	return append([]string{"nova-manage", "--config-file", configFile}, args...)
+}
+
+// RolloutHash identifies a rollout: the image and the release. A new
+// value of either runs the database Jobs again before any Deployment
+// rolls; a changed nova.conf alone does not, since no schema moves.
+func RolloutHash(nova *novav1alpha1.Nova) string {
+	sum := sha256.Sum256([]byte(nova.Spec.Image.Reference() + "\n" + nova.Spec.OpenStackRelease))
+	return hex.EncodeToString(sum[:])[:8]
+}
+
+// DatabaseJobName is {nova}-db-{step}-{rollout}; with the Nova name's
+// limit of 41 characters it stays within the 63 a Job's pod label allows.
+func DatabaseJobName(nova *novav1alpha1.Nova, step DatabaseStep, rollout string) string {
+	return nova.Name + "-db-" + step.Name + "-" + rollout
+}
+
+// BuildDatabaseJob renders one database Job of a rollout. It is pure.
+// A failed pod is retried twice; after that the Job fails and holds the
+// rollout until someone looks, since a schema migration that keeps failing
+// needs a person.
+func BuildDatabaseJob(nova *novav1alpha1.Nova, step DatabaseStep, rollout string) *batchv1.Job {
+	labels := map[string]string{
+		nameLabel: novaNameValue, instanceLabel: nova.Name, componentLabel: databaseComponent,
+		RolloutLabel: rollout, DatabaseStepLabel: step.Name,
+	}
+	c := corev1.Container{
+		Name:            "nova-manage",
+		Image:           nova.Spec.Image.Reference(),
+		ImagePullPolicy: corev1.PullPolicy(nova.Spec.Image.PullPolicy),
+		Command:         step.Command,
+		Resources:       resources("100m", "512Mi"),
+		SecurityContext: containerSecurity(),
+		VolumeMounts:    configMounts(),
+	}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: DatabaseJobName(nova, step, rollout), Namespace: nova.Namespace, Labels: labels},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:          ptr.To[int32](2),
+			ActiveDeadlineSeconds: ptr.To[int64](3600),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       podSpec(nova, []corev1.Container{c}, corev1.RestartPolicyNever),
+			},
+		},
+	}
+}
+
+// JobState is where a Job stands.
+type JobState int
+
+// The states of a Job.
+const (
+	JobRunning JobState = iota
+	JobSucceeded
+	JobFailed
+)
+
+// StateOf reads a Job's terminal conditions.
+func StateOf(j *batchv1.Job) JobState {
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return JobSucceeded
+		case batchv1.JobFailed:
+			return JobFailed
+		}
+	}
+	return JobRunning
+}
