@@ -19,6 +19,8 @@ type state struct {
 	OpenStack *openStackState `json:"openstack,omitempty"`
 	// PodRunners are the pod runner processes, by compute cluster.
 	PodRunners map[string]*podRunnerState `json:"podRunners,omitempty"`
+	// Gateway is the anvil-gateway process, once started.
+	Gateway *gatewayState `json:"gateway,omitempty"`
 }
 
 // operatorState identifies the operator process and how to reach it.

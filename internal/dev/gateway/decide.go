@@ -51,13 +51,18 @@ func decideRoutes(w *world, listeners []*listenerState, byGateway map[types.Name
 	var out []*routeDecision
 	for _, route := range w.routes {
 		d := &routeDecision{route: route}
+		// ResolvedRefs is about the route's own references, so it is the
+		// same for every parent.
 		resolved := checkBackends(route, w.services)
+		// A route counts once per listener even when two parentRefs
+		// reach the same listener.
 		counted := map[*listenerState]bool{}
 		for _, ref := range route.Spec.ParentRefs {
 			key, ok := parentGateway(route.Namespace, ref)
 			if !ok {
 				continue
 			}
+			// Parents of other implementations get no entry of ours.
 			gwListeners, ours := byGateway[key]
 			if !ours {
 				continue

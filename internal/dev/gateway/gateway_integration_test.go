@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -89,71 +90,90 @@ func TestIntegrationGateway(t *testing.T) {
 		t.Errorf("a path outside the prefix: got %d, %v; want 404", code, err)
 	}
 
-	t.Run("a settled system writes nothing", func(t *testing.T) {
-		gw, route := &gatewayv1.Gateway{}, &gatewayv1.HTTPRoute{}
-		_ = h.c.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "gw"}, gw)
-		_ = h.c.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "app"}, route)
-		time.Sleep(2 * time.Second)
-		gw2, route2 := &gatewayv1.Gateway{}, &gatewayv1.HTTPRoute{}
-		_ = h.c.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "gw"}, gw2)
-		_ = h.c.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "app"}, route2)
-		if gw.ResourceVersion != gw2.ResourceVersion || route.ResourceVersion != route2.ResourceVersion {
-			t.Errorf("status rewritten without a change: Gateway %s→%s, HTTPRoute %s→%s",
-				gw.ResourceVersion, gw2.ResourceVersion, route.ResourceVersion, route2.ResourceVersion)
-		}
-	})
-
+	t.Run("a settled system writes nothing", func(t *testing.T) { settled(t, h) })
 	t.Run("a route for another hostname is not accepted", func(t *testing.T) {
 		create(t, h.c, httpRoute("elsewhere", "gw", []string{"other.example.test"}, "/", "app"))
 		eventually(t, "NoMatchingListenerHostname", h.routeParentCondition("elsewhere", "Accepted", metav1.ConditionFalse, "NoMatchingListenerHostname"))
 	})
-
 	t.Run("a route naming no listener is not accepted", func(t *testing.T) {
 		route := httpRoute("nolistener", "gw", nil, "/", "app")
 		route.Spec.ParentRefs[0].SectionName = ptrTo(gatewayv1.SectionName("http"))
 		create(t, h.c, route)
 		eventually(t, "NoMatchingParent", h.routeParentCondition("nolistener", "Accepted", metav1.ConditionFalse, "NoMatchingParent"))
 	})
-
-	t.Run("a missing backend resolves once its Service exists", func(t *testing.T) {
-		create(t, h.c, httpRoute("late", "gw", []string{appHost}, "/late", "late"))
-		eventually(t, "BackendNotFound", h.routeParentCondition("late", "ResolvedRefs", metav1.ConditionFalse, "BackendNotFound"))
-		if code, _, err := get(ctx, hc, base+"/late"); err != nil || code != http.StatusInternalServerError {
-			t.Errorf("a missing backend: got %d, %v; want 500", code, err)
-		}
-		backendServer(t, h.c, "late", false)
-		eventually(t, "ResolvedRefs", h.routeParentCondition("late", "ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs"))
-		eventually(t, "503 without a ready endpoint", func(ctx context.Context) string {
-			if code, _, err := get(ctx, hc, base+"/late"); err != nil || code != http.StatusServiceUnavailable {
-				return fmt.Sprintf("got %d, %v; want 503", code, err)
-			}
-			return ""
-		})
-		eventually(t, "Gateway counts three attached routes", h.gatewayServes("gw", 2))
+	t.Run("a route from another namespace is not allowed", func(t *testing.T) {
+		create(t, h.c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: otherNamespace}})
+		route := httpRoute("foreign", "gw", nil, "/", "app")
+		route.Namespace = otherNamespace
+		route.Spec.ParentRefs[0].Namespace = ptrTo(gatewayv1.Namespace(testNamespace))
+		create(t, h.c, route)
+		eventually(t, "NotAllowedByListeners", h.routeParentConditionIn(otherNamespace, "foreign", "Accepted", metav1.ConditionFalse, "NotAllowedByListeners"))
 	})
+	t.Run("a missing backend resolves once its Service exists", func(t *testing.T) { lateBackend(t, h, hc, base) })
+	t.Run("a missing certificate Secret fails ResolvedRefs until it exists", func(t *testing.T) { lateCertificate(t, h, certPEM) })
+}
 
-	t.Run("a missing certificate Secret fails ResolvedRefs until it exists", func(t *testing.T) {
-		const host = "late-cert.example.test"
-		create(t, h.c, httpsGateway("gw-nocert", "dev-test", host, "late-cert-tls"))
-		eventually(t, "InvalidCertificateRef", h.listenerCondition("gw-nocert", "ResolvedRefs", metav1.ConditionFalse, "InvalidCertificateRef"))
-		eventually(t, "listener not programmed", h.listenerCondition("gw-nocert", "Programmed", metav1.ConditionFalse, "Invalid"))
-		lateCert, lateKey := selfSigned(t, host)
-		create(t, h.c, tlsSecret("late-cert-tls", lateCert, lateKey))
-		create(t, h.c, httpRoute("late-cert", "gw-nocert", nil, "/", "app"))
-		eventually(t, "Gateway programmed", h.gatewayServes("gw-nocert", 1))
-		// The second Gateway shares the host port; SNI picks its
-		// certificate, which the first Gateway's CA does not sign.
-		eventually(t, "SNI selects the certificate", func(ctx context.Context) string {
-			code, body, err := get(ctx, h.client(lateCert), "https://"+host+"/x")
-			if err != nil || code != http.StatusOK || !strings.HasPrefix(body, "app host="+host) {
-				return fmt.Sprintf("got %d %q, %v", code, body, err)
-			}
-			return ""
-		})
-		if _, _, err := get(ctx, h.client(certPEM), "https://"+host+"/x"); err == nil {
-			t.Error("the first Gateway's CA verified the second Gateway's certificate")
+// settled checks that nothing is written while nothing changes.
+func settled(t *testing.T, h *harness) {
+	ctx := context.Background()
+	gw, route := &gatewayv1.Gateway{}, &gatewayv1.HTTPRoute{}
+	_ = h.c.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "gw"}, gw)
+	_ = h.c.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "app"}, route)
+	time.Sleep(2 * time.Second)
+	gw2, route2 := &gatewayv1.Gateway{}, &gatewayv1.HTTPRoute{}
+	_ = h.c.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "gw"}, gw2)
+	_ = h.c.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "app"}, route2)
+	if gw.ResourceVersion != gw2.ResourceVersion || route.ResourceVersion != route2.ResourceVersion {
+		t.Errorf("status rewritten without a change: Gateway %s→%s, HTTPRoute %s→%s",
+			gw.ResourceVersion, gw2.ResourceVersion, route.ResourceVersion, route2.ResourceVersion)
+	}
+}
+
+// lateBackend routes to a Service that does not exist yet: 500 and
+// BackendNotFound, then, once it exists without a ready endpoint, 503.
+func lateBackend(t *testing.T, h *harness, hc *http.Client, base string) {
+	ctx := context.Background()
+	create(t, h.c, httpRoute("late", "gw", []string{appHost}, "/late", "late"))
+	eventually(t, "BackendNotFound", h.routeParentCondition("late", "ResolvedRefs", metav1.ConditionFalse, "BackendNotFound"))
+	if code, _, err := get(ctx, hc, base+"/late"); err != nil || code != http.StatusInternalServerError {
+		t.Errorf("a missing backend: got %d, %v; want 500", code, err)
+	}
+	backendServer(t, h.c, "late", false)
+	eventually(t, "ResolvedRefs", h.routeParentCondition("late", "ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs"))
+	eventually(t, "503 without a ready endpoint", func(ctx context.Context) string {
+		if code, _, err := get(ctx, hc, base+"/late"); err != nil || code != http.StatusServiceUnavailable {
+			return fmt.Sprintf("got %d, %v; want 503", code, err)
 		}
+		return ""
 	})
+	eventually(t, "Gateway counts two attached routes", h.gatewayServes("gw", 2))
+}
+
+// lateCertificate creates a Gateway whose certificate Secret is missing,
+// then the Secret, and checks that SNI then picks that certificate on the
+// shared port.
+func lateCertificate(t *testing.T, h *harness, firstCA []byte) {
+	ctx := context.Background()
+	const host = "late-cert.example.test"
+	create(t, h.c, httpsGateway("gw-nocert", "dev-test", host, "late-cert-tls"))
+	eventually(t, "InvalidCertificateRef", h.listenerCondition("gw-nocert", "ResolvedRefs", metav1.ConditionFalse, "InvalidCertificateRef"))
+	eventually(t, "listener not programmed", h.listenerCondition("gw-nocert", "Programmed", metav1.ConditionFalse, "Invalid"))
+	lateCert, lateKey := selfSigned(t, host)
+	create(t, h.c, tlsSecret("late-cert-tls", lateCert, lateKey))
+	create(t, h.c, httpRoute("late-cert", "gw-nocert", nil, "/", "app"))
+	eventually(t, "Gateway programmed", h.gatewayServes("gw-nocert", 1))
+	// The second Gateway shares the host port; SNI picks its certificate,
+	// which the first Gateway's CA does not sign.
+	eventually(t, "SNI selects the certificate", func(ctx context.Context) string {
+		code, body, err := get(ctx, h.client(lateCert), "https://"+host+"/x")
+		if err != nil || code != http.StatusOK || !strings.HasPrefix(body, "app host="+host) {
+			return fmt.Sprintf("got %d %q, %v", code, body, err)
+		}
+		return ""
+	})
+	if _, _, err := get(ctx, h.client(firstCA), "https://"+host+"/x"); err == nil {
+		t.Error("the first Gateway's CA verified the second Gateway's certificate")
+	}
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -39,7 +39,9 @@ func TestMain(m *testing.M) {
 
 const (
 	testNamespace = "gw-test"
-	appHost       = "app.example.test"
+	// otherNamespace holds a route the Gateway's listeners do not admit.
+	otherNamespace = "gw-test-other"
+	appHost        = "app.example.test"
 	// signature stands for the signed headers of metadata requests; it
 	// must never reach the gateway's log.
 	signature = "sig-SECRET-5e11"
@@ -110,7 +112,7 @@ func create(t *testing.T, c client.Client, obj client.Object) {
 // loopback addresses in EndpointSlices, so the Service's slice lists only a
 // documentation address (never dialled) that is not ready, and the gateway
 // must fall back to the Pod.
-func backendServer(t *testing.T, c client.Client, name string, ready bool) *httptest.Server {
+func backendServer(t *testing.T, c client.Client, name string, ready bool) {
 	t.Helper()
 	ctx := context.Background()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -153,7 +155,6 @@ func backendServer(t *testing.T, c client.Client, name string, ready bool) *http
 	if err := c.Status().Update(ctx, pod); err != nil {
 		t.Fatalf("pod status: %v", err)
 	}
-	return srv
 }
 
 func tlsSecret(name string, certPEM, keyPEM []byte) *corev1.Secret {
@@ -221,11 +222,18 @@ func hasCondition(conds []metav1.Condition, condType string, status metav1.Condi
 	return ""
 }
 
-// routeParentCondition checks a condition of a route's entry for gw.
+// routeParentCondition checks a condition of our entry in the status of a
+// route of the test namespace.
 func (h *harness) routeParentCondition(name, condType string, status metav1.ConditionStatus, reason string) func(context.Context) string {
+	return h.routeParentConditionIn(testNamespace, name, condType, status, reason)
+}
+
+// routeParentConditionIn checks a condition of our entry in a route's
+// status.
+func (h *harness) routeParentConditionIn(namespace, name, condType string, status metav1.ConditionStatus, reason string) func(context.Context) string {
 	return func(ctx context.Context) string {
 		route := &gatewayv1.HTTPRoute{}
-		if err := h.c.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name}, route); err != nil {
+		if err := h.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, route); err != nil {
 			return err.Error()
 		}
 		for _, p := range route.Status.Parents {

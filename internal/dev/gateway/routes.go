@@ -33,6 +33,9 @@ func parentGateway(routeNamespace string, ref gatewayv1.ParentReference) (types.
 // the reasons are most useful to a reader: the named listener, then the
 // listeners' allowedRoutes, then the hostnames.
 func attachRoute(route *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, listeners []*listenerState, nsLabels map[string]labels.Set) (verdict, []*listenerState) {
+	// The listeners the parentRef names: all of them unless it names a
+	// section or a port. Listeners that cannot take routes (unsupported
+	// protocol, conflicted) count as absent.
 	var named []*listenerState
 	for _, l := range listeners {
 		if ref.SectionName != nil && *ref.SectionName != l.spec.Name {
@@ -68,12 +71,15 @@ func attachRoute(route *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, list
 		return fail(string(gatewayv1.RouteReasonNoMatchingListenerHostname),
 			fmt.Sprintf("No hostname of the route matches a listener hostname of Gateway %s.", ref.Name)), nil
 	}
+	// Checked last: the reasons above tell a user their route is on the
+	// wrong Gateway, which matters more than a feature we lack.
 	if msg := unsupportedFeature(route); msg != "" {
 		return fail(string(gatewayv1.RouteReasonUnsupportedValue), msg), nil
 	}
 	return pass(string(gatewayv1.RouteReasonAccepted), "Accepted by the dev gateway."), attached
 }
 
+// noMatchingParentMessage says which part of a parentRef found no listener.
 func noMatchingParentMessage(ref gatewayv1.ParentReference) string {
 	switch {
 	case ref.SectionName != nil:
@@ -84,6 +90,7 @@ func noMatchingParentMessage(ref gatewayv1.ParentReference) string {
 	return fmt.Sprintf("Gateway %s has no usable listener.", ref.Name)
 }
 
+// hostnames returns a route's hostnames as plain strings.
 func hostnames(route *gatewayv1.HTTPRoute) []string {
 	out := make([]string, 0, len(route.Spec.Hostnames))
 	for _, h := range route.Spec.Hostnames {
@@ -106,12 +113,16 @@ func listenerAllows(l *listenerState, routeNamespace string, nsLabels labels.Set
 		}
 		selector = ar.Namespaces.Selector
 	}
+	// The Gateway API's default is Same: a Gateway admits only routes of
+	// its own namespace unless it says otherwise.
 	switch from {
 	case gatewayv1.NamespacesFromAll:
 		return true
 	case gatewayv1.NamespacesFromSame:
 		return routeNamespace == l.gateway.Namespace
 	case gatewayv1.NamespacesFromSelector:
+		// A nil selector would select everything; the API requires one
+		// with Selector, so a missing one admits nothing.
 		sel, err := metav1.LabelSelectorAsSelector(selector)
 		return err == nil && selector != nil && sel.Matches(nsLabels)
 	}
@@ -166,6 +177,9 @@ func checkBackends(route *gatewayv1.HTTPRoute, services map[types.NamespacedName
 	return pass(string(gatewayv1.RouteReasonResolvedRefs), "All references are resolved.")
 }
 
+// checkBackend decides one backendRef. Only same-namespace Services are
+// resolved: ReferenceGrant is not implemented, and granting silently would
+// be wrong.
 func checkBackend(namespace string, ref gatewayv1.BackendObjectReference, services map[types.NamespacedName]*corev1.Service) verdict {
 	if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service") {
 		return fail(string(gatewayv1.RouteReasonInvalidKind), fmt.Sprintf("backend %s: only core Services are supported.", ref.Name))
@@ -178,12 +192,15 @@ func checkBackend(namespace string, ref gatewayv1.BackendObjectReference, servic
 	if svc == nil {
 		return fail(string(gatewayv1.RouteReasonBackendNotFound), fmt.Sprintf("Service %s/%s does not exist.", namespace, ref.Name))
 	}
+	// The API's validation requires a port for a Service; it must also be
+	// one the Service has, or there is no endpoint port to resolve.
 	if ref.Port == nil || servicePort(svc, *ref.Port) == nil {
 		return fail(string(gatewayv1.RouteReasonBackendNotFound), fmt.Sprintf("Service %s/%s has no port %s.", namespace, ref.Name, portString(ref.Port)))
 	}
 	return pass(string(gatewayv1.RouteReasonResolvedRefs), "")
 }
 
+// portString renders an optional port for a message.
 func portString(p *gatewayv1.PortNumber) string {
 	if p == nil {
 		return "(none given)"
@@ -191,6 +208,7 @@ func portString(p *gatewayv1.PortNumber) string {
 	return fmt.Sprint(*p)
 }
 
+// servicePort returns the Service's port with the given number, or nil.
 func servicePort(svc *corev1.Service, port int32) *corev1.ServicePort {
 	for i := range svc.Spec.Ports {
 		if svc.Spec.Ports[i].Port == port {

@@ -65,6 +65,8 @@ func gatewayStatus(gw *gatewayv1.Gateway, listeners []*listenerState, address st
 			Name: l.spec.Name, SupportedKinds: kinds, AttachedRoutes: l.attached, Conditions: conds,
 		})
 	}
+	// Accepted with some invalid listeners is still Accepted, with a reason
+	// that points at status.listeners, as the API describes.
 	acc := pass(string(gatewayv1.GatewayReasonAccepted), "Accepted by the dev gateway.")
 	switch {
 	case unsupportedAddress(gw, address) != "":
@@ -78,6 +80,7 @@ func gatewayStatus(gw *gatewayv1.Gateway, listeners []*listenerState, address st
 	if !acc.ok || programmed == 0 {
 		prog = fail(string(gatewayv1.GatewayReasonInvalid), "No listener is served; see status.listeners.")
 	} else {
+		// The address clients reach, before any port mapping.
 		ipType := gatewayv1.IPAddressType
 		st.Addresses = []gatewayv1.GatewayStatusAddress{{Type: &ipType, Value: address}}
 	}
@@ -103,6 +106,8 @@ func unsupportedAddress(gw *gatewayv1.Gateway, address string) string {
 func mergeGatewayStatus(current, desired gatewayv1.GatewayStatus, now metav1.Time) gatewayv1.GatewayStatus {
 	desired.Conditions = mergeConditions(current.Conditions, desired.Conditions, now)
 	for i := range desired.Listeners {
+		// Listeners are matched by name: their order in the spec may
+		// change without their history changing.
 		var old []metav1.Condition
 		for _, c := range current.Listeners {
 			if c.Name == desired.Listeners[i].Name {

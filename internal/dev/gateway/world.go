@@ -91,7 +91,7 @@ func (r *reconciler) load(ctx context.Context) (*world, error) {
 // sortByAge orders objects oldest first, then by namespace and name.
 func sortByAge[T client.Object](objs []T) {
 	slices.SortStableFunc(objs, func(a, b T) int {
-		if c := a.GetCreationTimestamp().Time.Compare(b.GetCreationTimestamp().Time); c != 0 {
+		if c := a.GetCreationTimestamp().Compare(b.GetCreationTimestamp().Time); c != 0 {
 			return c
 		}
 		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
