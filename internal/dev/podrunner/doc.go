@@ -16,6 +16,17 @@
 //   - stops the processes (SIGTERM, then SIGKILL after the grace period)
 //     and removes the work directory when the pod is deleted.
 //
+// DefaultImageMap runs nova-manage and nova-compute (with the fake driver)
+// from Nova images. NovaControlPlaneMappings, which a caller puts in front
+// of it (anvil-podrunner does with --run-nova-control-plane), also runs
+// Nova's control plane as this host's Debian programs: nova-conductor,
+// nova-scheduler, nova-novncproxy, and nova-api and nova-metadata under
+// uwsgi listening on 127.0.0.1 at the container's port. Each Nova process
+// gets a generated configuration file passed last, which keeps its state in
+// the container's work directory and sets its host name: the node's for
+// nova-compute, the pod's for the control plane, as a pod's host name would
+// be. Without those mappings control-plane pods are simulated.
+//
 // A pod none of whose images has a mapping is simulated the way kwok would
 // simulate it, and its annotation anvil.c5c3.io/pod-runner says
 // "simulated"; a pod that runs processes says "process". Nothing that has a
