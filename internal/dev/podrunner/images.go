@@ -20,6 +20,11 @@ type Command struct {
 	Files map[string][]byte
 	// Dirs are created before the program starts.
 	Dirs []string
+	// Executables are written like Files, but mode 0700: programs a
+	// script the container runs finds on PATH.
+	Executables map[string][]byte
+	// PathDirs are put in front of the process's PATH.
+	PathDirs []string
 }
 
 // Container is what a Mapping knows when it builds a Command: the container

@@ -2,6 +2,7 @@ package podrunner
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -287,4 +288,45 @@ func TestINIOptions(t *testing.T) {
 	if got := iniOptions([]byte(data)); !reflect.DeepEqual(got, want) {
 		t.Errorf("iniOptions = %+v, want %+v", got, want)
 	}
+}
+
+// TestNovaManageScript runs a script that calls nova-manage twice through
+// the generated wrapper, with echo standing in for nova-manage: every call
+// gets the local configuration, and the container's own --config-file is
+// dropped.
+func TestNovaManageScript(t *testing.T) {
+	script := `if nova-manage --config-file /etc/nova/extra/10-extra.conf cell_v2 list_cells | grep -q ' cell1 '; then exit 0; fi
+exec nova-manage --config-file=/etc/nova/extra/10-extra.conf cell_v2 create_cell --name cell1`
+	c := novaFixture(t, corev1.Container{Name: "cell1", Image: "quay.io/c5c3/nova:2026.1", Command: []string{"sh", "-c", script}})
+	cmd, err := NovaManageMapping().Build(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd.Path != "/bin/sh" || !reflect.DeepEqual(cmd.Args, []string{"-c", script}) {
+		t.Fatalf("argv = %s %q, want the script under /bin/sh", cmd.Path, cmd.Args)
+	}
+	bin := filepath.Join(c.WorkDir, "bin")
+	wrapper, ok := cmd.Executables[filepath.Join(bin, "nova-manage")]
+	if !ok || !reflect.DeepEqual(cmd.PathDirs, []string{bin}) {
+		t.Fatalf("no nova-manage wrapper on PATH: %v %v", cmd.PathDirs, cmd.Executables)
+	}
+	fake := strings.Replace(string(wrapper), "exec "+NovaManagePath, "exec echo", 1)
+	out, err := exec.Command("/bin/sh", "-c", fake, "nova-manage", "--config-file", "/etc/nova/x.conf", "cell_v2", "create_cell", "--config-dir=/y", "--name", "cell1").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Fields(string(out))
+	want := append(append([]string(nil), strings.Fields(strings.Join(mustNovaArgs(t, c), " "))...), "cell_v2", "create_cell", "--name", "cell1")
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("wrapper ran %q\nwant %q", got, want)
+	}
+}
+
+func mustNovaArgs(t *testing.T, c Container) []string {
+	t.Helper()
+	local, err := novaArgs(c, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return local.Args
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -38,6 +39,17 @@ func startProcess(c Command, env []string, dir, logPath string) (*process, error
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			return nil, err
 		}
+	}
+	for p, data := range c.Executables {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(p, data, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	if len(c.PathDirs) > 0 {
+		env = prependPath(env, c.PathDirs)
 	}
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return nil, err
@@ -115,4 +127,21 @@ func processContainerID(pid int) string { return fmt.Sprintf("process://%d", pid
 // simulatedContainerID is the ID of a simulated container.
 func simulatedContainerID(namespace, pod, container string) string {
 	return fmt.Sprintf("simulated://%s/%s/%s", namespace, pod, container)
+}
+
+// prependPath puts dirs in front of env's PATH, keeping the rest of env.
+func prependPath(env, dirs []string) []string {
+	out := make([]string, 0, len(env)+1)
+	found := false
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			kv = "PATH=" + strings.Join(append(append([]string(nil), dirs...), v), ":")
+			found = true
+		}
+		out = append(out, kv)
+	}
+	if !found {
+		out = append(out, "PATH="+strings.Join(append(append([]string(nil), dirs...), basePath), ":"))
+	}
+	return out
 }
