@@ -82,6 +82,21 @@ roles="$(openstack --insecure role assignment list --user hypervisor-operator --
 grep -qx admin <<<"$roles" || fail "step 2: hypervisor-operator holds [$roles] on service-hypervisor-operator, want admin"
 pass "step 2: the auth Secret lists its seven keys, and hypervisor-operator holds admin in Keystone"
 
+# ---- Step 3, as written: the devstack's Gateway openstack-gw carries the
+# listener https-nova-metadata, and the dev gateway accepts the route.
+before="$(kubectl get nova controlplane-nova -n openstack \
+  -o jsonpath='{.status.conditions[?(@.type=="MetadataHTTPRouteReady")].reason}')"
+[[ "$before" == HTTPRouteNotRequired ]] || fail "step 3: MetadataHTTPRouteReady reads $before before the patch"
+kubectl patch controlplane controlplane -n openstack --type merge \
+  -p '{"spec":{"services":{"nova":{"metadataGateway":{"parentRef":{"name":"openstack-gw"},"hostname":"nova-metadata.127-0-0-1.nip.io"}}}}}' >/dev/null
+kubectl wait nova/controlplane-nova -n openstack --timeout=5m \
+  --for=jsonpath='{.status.conditions[?(@.type=="MetadataHTTPRouteReady")].reason}'=HTTPRouteAccepted >/dev/null \
+  || fail "step 3: the metadata route was not accepted"
+backend="$(kubectl get httproute controlplane-nova-metadata -n openstack \
+  -o jsonpath='{.spec.rules[0].backendRefs[0].name}:{.spec.rules[0].backendRefs[0].port}')"
+[[ "$backend" == controlplane-nova-metadata:8775 ]] || fail "step 3: the route points at $backend"
+pass "step 3: HTTPRoute controlplane-nova-metadata is accepted by openstack-gw"
+
 # The access chart, as "Register a compute cluster" installs it; step 7
 # upgrades it.
 helm install --kube-context "$COMPUTE_CONTEXT" target-cluster-access deploy/target-cluster/target-cluster-access \

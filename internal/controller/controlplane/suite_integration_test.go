@@ -48,6 +48,11 @@ func startOperator(tb testing.TB) *testenv.Environment {
 		if err != nil {
 			tb.Fatal(err)
 		}
+		// The Nova of every ControlPlane runs its control plane here: kwok
+		// runs its pods and completes its database Jobs on one node.
+		if err := e.Management.StartWorkloads(context.Background(), testenv.Node{Name: "mgmt-node"}); err != nil {
+			tb.Fatal(err)
+		}
 		registry, err = operator.Setup(context.Background(), mgr, &operator.Options{
 			ClustersNamespace: e.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second,
 		})
@@ -76,10 +81,11 @@ const (
 	servicePass   = "service-PASSWORD-c3"
 	rotatedPass   = "service-PASSWORD-rotated-d4"
 	caBundle      = "-----BEGIN CERTIFICATE-----\nMIIBcp\n-----END CERTIFICATE-----\n"
+	dbPass        = "db-PASSWORD-e5"
 	testNamespace = testenv.WorkloadNamespace
 )
 
-var credentials = []string{busURL, remoteBusURL, servicePass, rotatedPass, "bus-PASSWORD-a1", "remote-PASSWORD-b2"}
+var credentials = []string{busURL, remoteBusURL, servicePass, rotatedPass, dbPass, "bus-PASSWORD-a1", "remote-PASSWORD-b2"}
 
 // newControlPlane creates the inputs and a ControlPlane named name with a
 // TLS bus, the referenced services and, when remote, the hand-over.
@@ -100,6 +106,7 @@ func buildControlPlane(tb testing.TB, name string, remote bool) *c5c3v1alpha1.Co
 	putSecret(tb, name+"-bus-ca", map[string]string{"ca.crt": caBundle})
 	putSecret(tb, name+"-nova-password", map[string]string{"password": servicePass})
 	putSecret(tb, name+"-remote-transport", map[string]string{"transport_url": remoteBusURL})
+	putSecret(tb, name+"-db", map[string]string{"username": "nova", "password": dbPass})
 	svc := func(host string) *c5c3v1alpha1.ReferencedService {
 		return &c5c3v1alpha1.ReferencedService{InternalEndpoint: "http://" + host + ".openstack.svc", PublicEndpoint: "https://" + host + ".example.com"}
 	}
@@ -115,6 +122,9 @@ func buildControlPlane(tb testing.TB, name string, remote bool) *c5c3v1alpha1.Co
 			OpenStackRelease:     "2026.1",
 			Image:                anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/nova", Tag: "2026.1"},
 			ServiceUserSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-nova-password"},
+			// kwok simulates the Nova's pods, so nothing opens these.
+			APIDatabase: &c5c3v1alpha1.DatabaseSpec{Host: "mariadb.openstack.svc", Database: "nova_api", SecretName: name + "-db"},
+			Database:    &c5c3v1alpha1.DatabaseSpec{Host: "mariadb.openstack.svc", Database: "nova", SecretName: name + "-db"},
 		},
 	}
 	if remote {
@@ -141,7 +151,7 @@ func newPool(tb testing.TB, cp, name, cluster string) *novav1alpha1.NovaCompute 
 func waitNovaReady(tb testing.TB, name, reason string) *metav1.Condition {
 	tb.Helper()
 	var got *metav1.Condition
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		cp := &c5c3v1alpha1.ControlPlane{}
 		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name}, cp); err != nil {
 			return false, nil //nolint:nilerr // poll again
