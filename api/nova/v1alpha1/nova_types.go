@@ -6,9 +6,8 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 )
 
-// NovaSpec is the desired state of a Nova. The fields here are those the
-// compute contract is rendered from; the control plane's own deployment adds
-// more.
+// NovaSpec is the desired state of a Nova: the control plane Anvil runs
+// and the compute contract it publishes.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.remoteCompute) || has(self.messaging.tls)",message="remoteCompute requires messaging.tls: a compute on another cluster verifies the broker against the messaging CA bundle"
 // +kubebuilder:validation:XValidation:rule="has(self.targetClusterRef) == has(oldSelf.targetClusterRef)",message="targetClusterRef is immutable"
@@ -64,12 +63,14 @@ type NovaSpec struct {
 	// +optional
 	RemoteCompute *RemoteComputeSpec `json:"remoteCompute,omitempty"`
 
-	// APIDatabase is the brownfield database of Nova's API (nova_api). The
-	// host discovery Job of the Nova's pools reads it.
+	// APIDatabase is Nova's API database (nova_api). The control plane
+	// needs it, and so do the pools' host discovery Jobs; the Nova runs
+	// its schema Jobs, the server and its users are the user's.
 	// +optional
 	APIDatabase *DatabaseSpec `json:"apiDatabase,omitempty"`
 
-	// Database is the brownfield database of the cell (nova).
+	// Database is the cell's database (nova); cell0's is the same name
+	// with _cell0 appended, on the same server. The control plane needs it.
 	// +optional
 	Database *DatabaseSpec `json:"database,omitempty"`
 
