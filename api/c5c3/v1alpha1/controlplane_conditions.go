@@ -5,6 +5,13 @@ const (
 	// NovaReadyCondition reports the projected Nova and the delivery of its
 	// contract to every compute cluster.
 	NovaReadyCondition = "NovaReady"
+	// ComputeCatalogReadyCondition reports the compute service Anvil
+	// registers in the Keystone catalog for services.keystone.region: True
+	// when Anvil's registration is current or when Anvil does not manage
+	// the region's compute catalog, False while Keystone fails or the admin
+	// credentials are missing. It is part of Ready, because clients and
+	// other services find Nova's API only through the catalog.
+	ComputeCatalogReadyCondition = "ComputeCatalogReady"
 	// ComputeRotationCompleteCondition reports whether every compute
 	// cluster that receives the contract runs it: True once every pool
 	// there has rolled out the contract its mirror carries. It is not part
@@ -24,6 +31,33 @@ const (
 	// NoComputeClustersReason: no pool of the Nova runs on another
 	// cluster, so there is nothing to roll out there.
 	NoComputeClustersReason = "NoComputeClusters"
+)
+
+// Reasons of ComputeCatalogReady, and the event of its removal.
+const (
+	// CatalogRegisteredReason: the compute service Anvil created for this
+	// ControlPlane (type compute, name nova, its description the
+	// ControlPlane's mark) has exactly the endpoints the spec asks for in
+	// the region: internal, and public when services.nova.publicEndpoint is
+	// set. The message names the service ID. A pass that wrote to the
+	// catalog records a Normal event of this reason saying what it wrote.
+	CatalogRegisteredReason = "CatalogRegistered"
+	// CatalogNotManagedReason: Anvil does not manage the region's compute
+	// catalog and writes nothing there, because services.nova is not set,
+	// services.keystone.adminCredentialsSecretRef is not set, or a compute
+	// service Anvil did not create for this ControlPlane already has an
+	// endpoint in the region. The message says which, naming that
+	// service's ID; the last case is looked at again every minute.
+	CatalogNotManagedReason = "CatalogNotManaged"
+	// CatalogErrorReason: a Keystone call failed, or Keystone could not be
+	// reached; retried with backoff. The message is the failed operation
+	// with its HTTP status and request ID, never a URL or a response body.
+	CatalogErrorReason = "CatalogError"
+	// CatalogRemovedEvent is the Normal event recorded when Anvil deletes
+	// the compute service and endpoints it registered: the ControlPlane is
+	// deleted, services.nova is unset, or another compute service holds
+	// the region.
+	CatalogRemovedEvent = "CatalogRemoved"
 )
 
 // Reasons of NovaReady.
@@ -58,8 +92,10 @@ const (
 	// NovaErrorReason: any other failure while projecting the Nova.
 	NovaErrorReason = "NovaError"
 	// WaitingForAdminCredentialsReason: the hypervisor operator's account
-	// is requested, but services.keystone.adminCredentialsSecretRef names a
-	// Secret that does not exist or lacks password; the message names it.
+	// is requested, or the compute catalog is to be registered (then on
+	// ComputeCatalogReady), but services.keystone.adminCredentialsSecretRef
+	// names a Secret that does not exist or lacks password; the message
+	// names it.
 	WaitingForAdminCredentialsReason = "WaitingForAdminCredentials"
 	// WaitingForHypervisorOperatorCredentialsReason: the credentials
 	// Secret of the hypervisor operator's account has just been generated
@@ -126,7 +162,8 @@ const (
 	// the token of the request it was issued for.
 	ReissueTokenAnnotation = "c5c3.io/reissue-token"
 	// AccountsFinalizer holds a ControlPlane while Keystone accounts it
-	// created, and their copies on compute clusters, still exist.
+	// created, and their copies on compute clusters, or the compute
+	// service it registered in the catalog, still exist.
 	AccountsFinalizer = "c5c3.io/keystone-accounts"
 	// ComputeConfigMirrorLabel marks the copy of the compute contract on a
 	// compute cluster. Only Secrets with the value "true" are ever reaped.

@@ -189,6 +189,21 @@ type NovaServiceSpec struct {
 	// Nova.
 	// +optional
 	Database *DatabaseSpec `json:"database,omitempty"`
+	// InternalEndpoint is the URL Anvil writes to the Keystone catalog as
+	// the internal endpoint of the compute service, in
+	// services.keystone.region. It defaults to Nova's API Service,
+	// http://{cp}-nova-api.{namespace}.svc:8774/v2.1. Only written when
+	// Anvil registers the region's compute catalog (condition
+	// ComputeCatalogReady).
+	// +optional
+	// +kubebuilder:validation:Pattern=`^https?://`
+	InternalEndpoint string `json:"internalEndpoint,omitempty"`
+	// PublicEndpoint is the URL Anvil writes to the Keystone catalog as
+	// the public endpoint of the compute service. Without it no public
+	// endpoint is registered, and one Anvil registered before is removed.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^https?://`
+	PublicEndpoint string `json:"publicEndpoint,omitempty"`
 }
 
 // DatabaseSpec points at a brownfield MySQL or MariaDB database.

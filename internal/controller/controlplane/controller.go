@@ -1,7 +1,8 @@
 // Package controlplane reconciles ControlPlane objects. It projects the
 // Nova child {cp}-nova, hands it the bus (and the external bus for remote
-// computes), and mirrors that Nova's compute contract onto every compute
-// cluster that hosts one of its pools.
+// computes), registers its API in the Keystone catalog, and mirrors that
+// Nova's compute contract onto every compute cluster that hosts one of its
+// pools.
 package controlplane
 
 import (
@@ -37,17 +38,17 @@ type Reconciler struct {
 	Registry *targetcluster.Registry
 	// Recorder records the events of condition transitions.
 	Recorder events.EventRecorder
-	// Keystone logs in with admin credentials for the accounts Anvil
-	// manages; nil means NewKeystone.
+	// Keystone logs in with admin credentials for the accounts and the
+	// catalog Anvil manages; nil means NewKeystone.
 	Keystone KeystoneFactory
 }
 
-// KeystoneFactory returns an admin session for account work.
-type KeystoneFactory func(ctx context.Context, admin openstack.Credentials) (openstack.Accounts, error)
+// KeystoneFactory returns an admin session for account and catalog work.
+type KeystoneFactory func(ctx context.Context, admin openstack.Credentials) (AdminSession, error)
 
 // NewKeystone is the KeystoneFactory of production: a gophercloud session
 // that talks to Keystone at the admin credentials' auth URL.
-func NewKeystone(ctx context.Context, admin openstack.Credentials) (openstack.Accounts, error) {
+func NewKeystone(ctx context.Context, admin openstack.Credentials) (AdminSession, error) {
 	return openstack.NewIdentitySession(ctx, admin)
 }
 
@@ -77,31 +78,37 @@ type pass struct {
 	failures     []clusterResult
 	// keystone is the pass's admin session, opened on first use, and
 	// adminDomain the admin's domain, where accounts are created.
-	keystone    openstack.Accounts
+	keystone    AdminSession
 	adminDomain string
+	// catalogHeld is set when this pass left a compute service of this
+	// ControlPlane in the catalog, which the accounts finalizer guards.
+	catalogHeld bool
 }
 
 // steps are the pass's steps in order, each with the condition it owns.
 func (r *Reconciler) steps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileNova},
+		{Condition: c5c3v1alpha1.ComputeCatalogReadyCondition, Run: r.reconcileCatalog},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileHypervisorOperator},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileMirrors},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileClusterCredentials},
 		{Condition: c5c3v1alpha1.ComputeRotationCompleteCondition, Run: r.reconcileRotation},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reportDeliveries},
-		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.releaseFinalizer},
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.releaseAccountsFinalizer},
 	}
 }
 
-// teardownSteps run while a ControlPlane is deleted: only Keystone
-// accounts hold a finalizer, because every other child is local and
-// carries a controller reference.
+// teardownSteps run while a ControlPlane is deleted: only what it wrote to
+// Keystone, the catalog and the accounts, holds a finalizer, because every
+// other child is local and carries a controller reference. The catalog goes
+// first, so that clients stop finding a Nova that is going away.
 func (r *Reconciler) teardownSteps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
+		{Condition: c5c3v1alpha1.ComputeCatalogReadyCondition, Run: r.reconcileCatalog},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileHypervisorOperator},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileClusterCredentials},
-		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.releaseFinalizer},
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.releaseAccountsFinalizer},
 	}
 }
 

@@ -31,8 +31,13 @@ var errorReasons = map[string]bool{
 }
 
 // transitionEvents returns the events of a NovaReady that changed: a
-// Warning on entering an error reason, a Normal on becoming ready.
+// Warning on entering an error reason, a Normal on becoming ready; and a
+// Warning when ComputeCatalogReady enters CatalogError. The catalog's
+// Normal events are recorded by the step, which knows what it wrote.
 func transitionEvents(before, after []metav1.Condition) []conditions.Event {
-	return conditions.TransitionEvents(before, after, c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaReadyReason,
+	nova := conditions.TransitionEvents(before, after, c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaReadyReason,
 		func(reason string) bool { return errorReasons[reason] })
+	catalog := conditions.TransitionEvents(before, after, c5c3v1alpha1.ComputeCatalogReadyCondition, "",
+		func(reason string) bool { return reason == c5c3v1alpha1.CatalogErrorReason })
+	return append(nova, catalog...)
 }
