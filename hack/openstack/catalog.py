@@ -7,6 +7,10 @@
         twice changes nothing. Passwords are read from the files the spec
         names, never from the command line.
 
+    catalog.py unregister < spec.json
+        Deletes the services of the spec that register created (same name,
+        type and description), with their endpoints.
+
     catalog.py wait-compute --auth-url URL --admin-password-file FILE
                             [--since EPOCH --fresh BINARY...]
         Waits until nova-conductor and nova-scheduler report "up". A binary
@@ -101,7 +105,11 @@ def register(spec):
                                          enabled=True)
             print("created service", svc["name"], svc["type"])
         for other in found:
-            if other.id != service.id:
+            # Only a duplicate of this script's own making goes; a service
+            # of the same type that someone else registered (an Anvil
+            # ControlPlane's, say) is left alone.
+            if (other.id != service.id and other.name == svc["name"]
+                    and getattr(other, "description", None) == svc.get("description")):
                 ks.services.delete(other)
                 print("deleted duplicate service", other.name, other.type)
         existing = ks.endpoints.list(service=service, region_id=region)
@@ -117,6 +125,22 @@ def register(spec):
                                     region=region, enabled=True)
                 print("created endpoint", svc["type"], interface, url)
     print("catalog registered")
+
+
+def unregister(spec):
+    """Deletes the services of the spec that this script registered: same
+    name, type and description. Their endpoints go with them."""
+    auth_url = spec["auth_url"]
+    sess = admin_session(auth_url, read_secret(spec["admin_password_file"]))
+    ks = ks_client.Client(session=sess, endpoint_override=auth_url,
+                          region_name=spec["region"])
+    for svc in spec["services"]:
+        for s in ks.services.list(type=svc["type"]):
+            described = [svc.get("description")] + svc.get("previous_descriptions", [])
+            if s.name == svc["name"] and getattr(s, "description", None) in described:
+                ks.services.delete(s)
+                print("deleted service", s.name, s.type)
+    print("catalog unregistered")
 
 
 def fresh_enough(service, args):
@@ -161,6 +185,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("register", help="register users, services and endpoints (spec on stdin)")
+    sub.add_parser("unregister", help="delete the services of the spec this script registered (spec on stdin)")
     wait = sub.add_parser("wait-compute", help="wait for nova-conductor and nova-scheduler")
     wait.add_argument("--auth-url", required=True)
     wait.add_argument("--admin-password-file", required=True)
@@ -173,6 +198,9 @@ def main():
     args = parser.parse_args()
     if args.command == "register":
         register(json.load(sys.stdin))
+        return 0
+    if args.command == "unregister":
+        unregister(json.load(sys.stdin))
         return 0
     return wait_compute(args)
 

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# openstack.sh installs and runs a small OpenStack control plane on 127.0.0.1
-# for Anvil's tests and devstack: MariaDB, RabbitMQ, Keystone, Placement,
-# nova-api, nova-conductor, nova-scheduler, and stubs for Neutron and Glance.
+# openstack.sh installs and runs, on 127.0.0.1, the OpenStack services
+# Anvil's tests and devstack take as given: MariaDB (with Nova's empty
+# databases), RabbitMQ, Keystone, Placement, and stubs for Neutron and Glance.
+# Anvil runs Nova itself. For the tests of the node pools alone, which do not
+# exercise the Nova controller, start-nova adds a reference Nova control plane
+# of plain processes.
 #
-#   openstack.sh install   install the Debian packages (idempotent, non-interactive)
-#   openstack.sh start     start every service; running ones are left alone
-#   openstack.sh stop      stop the processes recorded in the pid files
-#   openstack.sh status    one line per service; exit 0 only when all run
+#   openstack.sh install     install the Debian packages (idempotent, non-interactive)
+#   openstack.sh start       start every service; running ones are left alone
+#   openstack.sh start-nova  also run nova-api, nova-conductor and nova-scheduler,
+#                            and register them in the catalog
+#   openstack.sh stop-nova   stop those and remove their catalog entry
+#   openstack.sh stop        stop the processes recorded in the pid files
+#   openstack.sh status      one line per service; exit 0 only when all run
+#                            (the reference Nova is listed only while it runs)
 #
 # Every service runs as a plain process in a session of its own, with its pid
 # file under <state>/run and its log under <state>/logs. The state directory is
@@ -58,7 +65,9 @@ LOGS=$STATE/logs
 SECRETS=$STATE/secrets
 
 # Services in start order, as status lists them.
-SERVICES=(mariadb epmd rabbitmq neutron-stub image-stub keystone placement nova-api nova-conductor nova-scheduler)
+SERVICES=(mariadb epmd rabbitmq neutron-stub image-stub keystone placement)
+# The reference Nova of start-nova, in start order.
+NOVA_SERVICES=(nova-api nova-conductor nova-scheduler)
 
 PACKAGES=(
   mariadb-server rabbitmq-server keystone placement-api python3-osc-placement
@@ -679,8 +688,6 @@ register_catalog() {
      "endpoints": {"public": "$KEYSTONE_PUBLIC_URL", "internal": "$KEYSTONE_URL", "admin": "$KEYSTONE_URL"}},
     {"name": "placement", "type": "placement", "description": "Placement API",
      "endpoints": {"public": "$PLACEMENT_URL", "internal": "$PLACEMENT_URL", "admin": "$PLACEMENT_URL"}},
-    {"name": "nova", "type": "compute", "description": "OpenStack Compute",
-     "endpoints": {"public": "$NOVA_URL", "internal": "$NOVA_URL", "admin": "$NOVA_URL"}},
     {"name": "neutron", "type": "network", "description": "Neutron stub (empty lists)",
      "endpoints": {"public": "$NEUTRON_URL", "internal": "$NEUTRON_URL", "admin": "$NEUTRON_URL"}},
     {"name": "glance", "type": "image", "description": "Glance stub (one fake image)",
@@ -697,6 +704,25 @@ JSON
   $PY "$HERE/catalog.py" register <<<"$spec" >>"$LOGS/catalog.log" 2>&1 ||
     fail catalog "registering the catalog failed"
   echo "$want" >"$marker"
+}
+
+# nova_catalog_spec is the reference Nova's catalog entry, for catalog.py
+# register and unregister. Its description tells it apart from a compute
+# service an Anvil ControlPlane registers.
+nova_catalog_spec() {
+  cat <<JSON
+{
+  "auth_url": "$KEYSTONE_URL",
+  "region": "$REGION",
+  "admin_password_file": "$SECRETS/keystone-admin",
+  "users": {},
+  "services": [
+    {"name": "nova", "type": "compute", "description": "Reference Nova of hack/openstack (start-nova)",
+     "previous_descriptions": ["OpenStack Compute"],
+     "endpoints": {"public": "$NOVA_URL", "internal": "$NOVA_URL", "admin": "$NOVA_URL"}}
+  ]
+}
+JSON
 }
 
 # ---------------------------------------------------------------- Placement
@@ -908,20 +934,32 @@ cmd_start() {
   lock_state
   prepare_state
   start_mariadb
-  write_nova_config
-  # The Nova schema work is the slowest step; it runs beside Keystone's.
-  setup_nova_databases &
-  local nova_setup=$!
   start_epmd
   start_rabbitmq
   start_stubs
   start_keystone
   start_placement
-  wait "$nova_setup" || exit 1
-  start_nova_api
   finish_keystone
   register_catalog
   finish_rabbitmq
+  write_nova_config
+  write_outputs
+  wait_until neutron-stub "answering" http_ok "$NEUTRON_URL/"
+  wait_until image-stub "answering" http_ok "$IMAGE_URL/versions"
+  wait_until placement "answering on $PLACEMENT_URL" http_ok "$PLACEMENT_URL/"
+  log "all services up in $((SECONDS - started))s; state in $STATE"
+  log "try: OS_CLIENT_CONFIG_FILE=$STATE/clouds.yaml openstack --os-cloud anvil catalog list"
+}
+
+# cmd_start_nova runs the reference Nova on top of a started set.
+cmd_start_nova() {
+  local started=$SECONDS
+  lock_state
+  service_pid keystone >/dev/null || { err "run openstack.sh start first"; exit 1; }
+  setup_nova_databases
+  start_nova_api
+  $PY "$HERE/catalog.py" register <<<"$(nova_catalog_spec)" >>"$LOGS/catalog.log" 2>&1 ||
+    fail catalog "registering the reference Nova failed"
   # Both exit when the nova user is missing, so they start after the catalog.
   # A restarted one must report again before it counts as up.
   local since fresh=() s
@@ -930,23 +968,29 @@ cmd_start() {
     service_pid "$s" >/dev/null || fresh+=("$s")
     start_nova_service "$s"
   done
-  write_outputs
-  wait_until neutron-stub "answering" http_ok "$NEUTRON_URL/"
-  wait_until image-stub "answering" http_ok "$IMAGE_URL/versions"
-  wait_until placement "answering on $PLACEMENT_URL" http_ok "$PLACEMENT_URL/"
   wait_until nova-api "answering on $NOVA_URL" http_ok "http://$HOST:$NOVA_API_PORT/"
   if ! $PY "$HERE/catalog.py" wait-compute --timeout "$TIMEOUT" \
     --auth-url "$KEYSTONE_URL" --admin-password-file "$SECRETS/keystone-admin" --region "$REGION" \
     --since "$since" --fresh "${fresh[@]}" >>"$LOGS/catalog.log" 2>&1; then
-    for s in nova-conductor nova-scheduler nova-api; do
+    for s in "${NOVA_SERVICES[@]}"; do
       service_pid "$s" >/dev/null || fail "$s" "exited"
     done
     err "nova-conductor or nova-scheduler did not report up; see $LOGS/catalog.log"
     tail -n 5 "$LOGS/catalog.log" | sed 's/^/    /' >&2
     fail nova-conductor "compute services not up"
   fi
-  log "all services up in $((SECONDS - started))s; state in $STATE"
-  log "try: OS_CLIENT_CONFIG_FILE=$STATE/clouds.yaml openstack --os-cloud anvil compute service list"
+  log "reference Nova up in $((SECONDS - started))s"
+}
+
+# cmd_stop_nova stops the reference Nova and withdraws its catalog entry, so
+# that a Nova Anvil runs can register its own.
+cmd_stop_nova() {
+  lock_state
+  stop_services nova-scheduler nova-conductor nova-api
+  if service_pid keystone >/dev/null; then
+    $PY "$HERE/catalog.py" unregister <<<"$(nova_catalog_spec)" >>"$LOGS/catalog.log" 2>&1 ||
+      fail catalog "removing the reference Nova's catalog entry failed"
+  fi
 }
 
 cmd_stop() {
@@ -973,6 +1017,11 @@ service_ports() {
 
 cmd_status() {
   local name pid all=0
+  for name in "${NOVA_SERVICES[@]}"; do
+    if pid=$(service_pid "$name"); then
+      printf '%-15s running  pid %-8s port %s\n' "$name" "$pid" "$(service_ports "$name")"
+    fi
+  done
   for name in "${SERVICES[@]}"; do
     if pid=$(service_pid "$name"); then
       printf '%-15s running  pid %-8s port %s\n' "$name" "$pid" "$(service_ports "$name")"
@@ -991,6 +1040,8 @@ usage() {
 case "${1:-}" in
   install) cmd_install ;;
   start) cmd_start ;;
+  start-nova) cmd_start_nova ;;
+  stop-nova) cmd_stop_nova ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
   -h | --help | help) usage ;;

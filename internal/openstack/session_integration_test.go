@@ -18,7 +18,7 @@ var cloud *openstacktest.Cloud
 // TestMain starts the real services once for the package; under -short it
 // starts nothing and the integration tests skip.
 func TestMain(m *testing.M) {
-	os.Exit(openstacktest.Run(&cloud, m.Run))
+	os.Exit(openstacktest.RunWithNova(&cloud, m.Run))
 }
 
 func requireCloud(t *testing.T) (*openstacktest.Cleanup, *openstack.Session) {

@@ -41,13 +41,7 @@ fi
 
 "$anvil_dev" devstack up --state-dir "$state" --compute-clusters 2
 
-# The services answer the guide's check: the conductor and the scheduler are up.
 export OS_CLIENT_CONFIG_FILE="${ANVIL_OPENSTACK_DIR:-$root/.devstack/openstack}/clouds.yaml"
-services="$(openstack --os-cloud anvil compute service list -f value -c Binary -c State)"
-for binary in nova-conductor nova-scheduler; do
-  grep -qx "$binary up" <<<"$services" || fail "$binary is not up: $services"
-done
-pass "openstack compute service list shows the conductor and the scheduler up"
 
 for cluster in compute-a compute-b; do
   for i in 1 2 3; do
@@ -127,10 +121,34 @@ pid_after="$(cat "$state/operator.pid")"
 grep -q "already running mgmt, compute-a, compute-b" "$state/second-up.log" || fail "a second up did not find the clusters running"
 pass "a second up changes nothing"
 
-# The sample ControlPlane reads the services' real credentials and goes Ready.
-"${kubectl[@]}" --context anvil-mgmt wait controlplane/controlplane -n openstack --for=condition=Ready --timeout=2m >/dev/null \
+# The sample ControlPlane reads the services' real credentials, its Nova
+# runs the control plane, and it goes Ready.
+"${kubectl[@]}" --context anvil-mgmt wait controlplane/controlplane -n openstack --for=condition=Ready --timeout=10m >/dev/null \
   || fail "the sample ControlPlane did not become Ready"
-pass "the sample ControlPlane on the local services is Ready"
+release="$("${kubectl[@]}" --context anvil-mgmt get nova controlplane-nova -n openstack -o jsonpath='{.status.installedRelease}')"
+[[ -n "$release" ]] || fail "the Nova reports no installedRelease"
+pass "the sample ControlPlane is Ready and its Nova runs release $release"
+
+# The conductor and the scheduler that answer are the operator's pods, run
+# as processes by the management cluster's pod runner, and openstack.sh
+# runs no Nova of its own.
+if hack/openstack/openstack.sh status | grep -q '^nova-'; then
+  fail "openstack.sh runs a Nova next to the devstack's"
+fi
+services="$(openstack --os-cloud anvil compute service list -f value -c Binary -c Host -c State)"
+for binary in nova-conductor nova-scheduler; do
+  component="${binary#nova-}"
+  pods="$("${kubectl[@]}" --context anvil-mgmt get pods -n openstack \
+    -l "app.kubernetes.io/instance=controlplane-nova,app.kubernetes.io/component=$component" \
+    -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}')"
+  [[ -n "$pods" ]] || fail "no $binary pod runs"
+  while read -r pod; do
+    grep -qx "$binary $pod up" <<<"$services" || fail "no up $binary row for pod $pod: $services"
+    mode="$("${kubectl[@]}" --context anvil-mgmt get pod "$pod" -n openstack -o jsonpath='{.metadata.annotations.anvil\.c5c3\.io/pod-runner}')"
+    [[ "$mode" == process ]] || fail "pod $pod is $mode, not run as a process"
+  done <<<"$pods"
+done
+pass "openstack compute service list shows the operator's conductor and scheduler pods up"
 
 # Two kubelets on one node would fight over its lease and its status; the
 # loser logs a conflict. By now each runner has renewed its leases many times.

@@ -189,6 +189,12 @@ type NovaServiceSpec struct {
 	// Nova.
 	// +optional
 	Database *DatabaseSpec `json:"database,omitempty"`
+	// Replicas is the Nova's spec.replicas: how many pods each of its api,
+	// metadata, scheduler and conductor Deployments runs.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	Replicas *int32 `json:"replicas,omitempty"`
 	// InternalEndpoint is the URL Anvil writes to the Keystone catalog as
 	// the internal endpoint of the compute service, in
 	// services.keystone.region. It defaults to Nova's API Service,

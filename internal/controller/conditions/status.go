@@ -33,20 +33,21 @@ func Summarize(status *anvilmeta.CommonStatus, generation int64, passErr error, 
 	apimeta.SetStatusCondition(&status.Conditions, Ready(sum.Steps, status.Conditions, generation, sum.ReadyMessage))
 }
 
-// PatchStatus ends every pass the same way: Summarize, then record the
-// events of the transitions, and
-// writes the status with one merge patch, or nothing at all when the
-// status did not change. An object deleted meanwhile is not an error.
+// PatchStatus ends every pass the same way: Summarize, then write the
+// status with one merge patch, or nothing at all when the status did not
+// change, and then record the events of the transitions. An object deleted
+// meanwhile is not an error.
+//
+// The patch carries the resourceVersion the pass started from. A pass that
+// began from a cached copy older than the object's last status write would
+// otherwise record that write's transitions a second time; its patch is
+// refused instead, records nothing, and the watch event of the newer
+// version brings the next pass.
 func PatchStatus(ctx context.Context, c client.Client, rec events.EventRecorder, before, obj client.Object,
 	beforeStatus, status *anvilmeta.CommonStatus, passErr error, sum Summary) error {
 	Summarize(status, obj.GetGeneration(), passErr, sum)
-	if sum.Events != nil {
-		for _, ev := range sum.Events(beforeStatus.Conditions, status.Conditions) {
-			rec.Eventf(obj, nil, ev.Type, ev.Reason, "Reconcile", "%s", ev.Message)
-		}
-	}
-	patch := client.MergeFrom(before)
-	data, err := patch.Data(obj)
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	data, err := client.MergeFrom(before).Data(obj)
 	if err != nil {
 		return err
 	}
@@ -55,8 +56,16 @@ func PatchStatus(ctx context.Context, c client.Client, rec events.EventRecorder,
 		return nil
 	}
 	err = c.Status().Patch(ctx, obj, patch)
-	if apierrors.IsNotFound(err) {
+	switch {
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		return nil
+	case err != nil:
+		return err
 	}
-	return err
+	if sum.Events != nil {
+		for _, ev := range sum.Events(beforeStatus.Conditions, status.Conditions) {
+			rec.Eventf(obj, nil, ev.Type, ev.Reason, "Reconcile", "%s", ev.Message)
+		}
+	}
+	return nil
 }

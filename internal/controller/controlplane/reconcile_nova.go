@@ -185,6 +185,7 @@ func BuildNovaSpec(cp *c5c3v1alpha1.ControlPlane) (novav1alpha1.NovaSpec, error)
 	if c := svc.ConsoleProxy; c != nil {
 		spec.ConsoleProxy = novav1alpha1.ConsoleProxySpec{Enabled: c.Enabled, Hostname: c.Hostname}
 	}
+	spec.Replicas = svc.Replicas
 	spec.APIDatabase = novaDatabase(svc.APIDatabase)
 	spec.Database = novaDatabase(svc.Database)
 	if svc.RemoteCompute != nil {

@@ -39,7 +39,7 @@ var (
 // only holds Node objects whose names collide with compute-a's) and the
 // real OpenStack services.
 func TestMain(m *testing.M) {
-	os.Exit(openstacktest.Run(&cloud, func() int {
+	os.Exit(openstacktest.RunWithNova(&cloud, func() int {
 		return testenv.Run(m, testenv.Options{ComputeClusters: 2, Audit: true}, &env)
 	}))
 }

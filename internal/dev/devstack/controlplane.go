@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -58,6 +59,10 @@ const (
 	novaDBUser       = "nova"
 	localDBHost      = "127.0.0.1"
 )
+
+// localComputeURL is where the pod runner serves the Nova's API: the
+// container's port on 127.0.0.1.
+const localComputeURL = "http://127.0.0.1:8774/v2.1"
 
 // The release and image the sample Nova declares. The management
 // cluster's pods are run by the pod runner or simulated by kwok, so the
@@ -293,6 +298,10 @@ func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 	}
 	apiDB, cellDB := database(novaAPIDatabase), database(novaCellDatabase)
 	var hvo *c5c3v1alpha1.HypervisorOperatorSpec
+	// The Nova's API pods run on this host, so the catalog names their
+	// local port rather than the in-cluster Service no local client can
+	// resolve. Without the services nothing registers the catalog.
+	var computeURL string
 	if cloud != nil {
 		local := func(url string) *c5c3v1alpha1.ReferencedService {
 			return &c5c3v1alpha1.ReferencedService{InternalEndpoint: url, PublicEndpoint: url}
@@ -300,6 +309,7 @@ func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 		keystone = &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: cloud.keystone, PublicEndpoint: cloud.keystonePublic, Region: cloud.region,
 			AdminCredentialsSecretRef: &anvilmeta.LocalObjectReference{Name: KeystoneAdminSecret}}
 		hvo = &c5c3v1alpha1.HypervisorOperatorSpec{}
+		computeURL = localComputeURL
 		placement, neutron, glance = local(cloud.placement), local(cloud.neutron), local(cloud.glance)
 	}
 	return &c5c3v1alpha1.ControlPlane{
@@ -329,6 +339,11 @@ func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 					APIDatabase:          apiDB,
 					Database:             cellDB,
 					HypervisorOperator:   hvo,
+					// One pod of each service: the devstack runs on a
+					// laptop, and each is a real Python process.
+					Replicas:         ptr.To[int32](1),
+					InternalEndpoint: computeURL,
+					PublicEndpoint:   computeURL,
 				},
 			},
 		},

@@ -42,8 +42,15 @@ func (s *Stack) openstackScript(ctx context.Context, sub string, quiet bool) (st
 }
 
 // startOpenStack installs the Debian packages if needed and starts the
-// service set, or reuses a running one.
+// service set, or reuses a running one. The devstack's Nova is Anvil's, so
+// a reference Nova the tests started (openstack.sh start-nova) is stopped
+// first: its processes would answer on the same bus and database, and its
+// catalog entry would stand where the ControlPlane registers its own.
 func (s *Stack) startOpenStack(ctx context.Context, st *state) (string, error) {
+	if _, err := s.openstackScript(ctx, "stop-nova", true); err != nil {
+		// Nothing runs yet on a fresh machine; start brings it up below.
+		fmt.Fprintln(indent(s.out), "no reference Nova to stop")
+	}
 	status, _ := s.openstackScript(ctx, "status", true)
 	running, total := countRunning(status)
 	if total > 0 && running == total {

@@ -30,8 +30,8 @@ type podRunnerState struct {
 
 // runnerNodes are the nodes a cluster's pod runner registers: on a compute
 // cluster the same names and zones kwok's nodes would have; on the
-// management cluster one node without a zone, where the Nova's host
-// discovery Job runs.
+// management cluster one node without a zone, where the Nova's control
+// plane, its database Jobs and the pools' host discovery Jobs run.
 func runnerNodes(cluster string) []string {
 	if cluster == ManagementCluster {
 		return []string{NodeName(cluster, 1)}
@@ -46,7 +46,7 @@ func runnerNodes(cluster string) []string {
 // podRunnerArgs is the pod runner's command line for one cluster.
 func (s *Stack) podRunnerArgs(cluster string) []string {
 	nodes := runnerNodes(cluster)
-	return []string{
+	args := []string{
 		"--kubeconfig=" + s.clusterKubeconfigPath(cluster),
 		"--nodes=" + strings.Join(nodes, ","),
 		"--state-dir=" + filepath.Join(s.dir, "podrunner", cluster),
@@ -54,6 +54,12 @@ func (s *Stack) podRunnerArgs(cluster string) []string {
 		// node trusts its cloud's CA.
 		"--pass-env=REQUESTS_CA_BUNDLE",
 	}
+	if cluster == ManagementCluster {
+		// The Nova's conductor, scheduler, API and metadata pods run as
+		// the Debian programs, so the devstack's Nova is the one Anvil runs.
+		args = append(args, "--run-nova-control-plane")
+	}
+	return args
 }
 
 // clusterKubeconfigPath is a kubeconfig with only one cluster's context.

@@ -49,6 +49,17 @@ func (c *Cloud) Local() *localcloud.Cloud { return c.local }
 // stopped by the last of them to release it, and only when a test started
 // it: a running set, such as a developer's, is reused and left running.
 func Start(ctx context.Context) (*Cloud, func(), error) {
+	return start(ctx, false)
+}
+
+// StartWithNova is Start plus the reference Nova control plane (`openstack.sh
+// start-nova`), for the tests of pieces that join a Nova rather than run
+// one. It is never used with a devstack's Nova, which Anvil runs.
+func StartWithNova(ctx context.Context) (*Cloud, func(), error) {
+	return start(ctx, true)
+}
+
+func start(ctx context.Context, nova bool) (*Cloud, func(), error) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		return nil, nil, err
@@ -69,7 +80,11 @@ func Start(ctx context.Context) (*Cloud, func(), error) {
 	err = l.locked(func() error {
 		status, _ := run(ctx, "status")
 		startedHere := !allRunning(status)
-		for _, sub := range []string{"install", "start"} {
+		subs := []string{"install", "start"}
+		if nova {
+			subs = append(subs, "start-nova")
+		}
+		for _, sub := range subs {
 			if out, err := run(ctx, sub); err != nil {
 				return fmt.Errorf("openstack.sh %s: %w\n%s", sub, err, tail(out, 30))
 			}
@@ -269,12 +284,22 @@ func tail(s string, n int) string {
 // services. Under -short it starts nothing and leaves *cloud nil, so that
 // the integration tests skip.
 func Run(cloud **Cloud, next func() int) int {
+	return run(cloud, next, Start)
+}
+
+// RunWithNova is Run with the reference Nova control plane; see
+// StartWithNova.
+func RunWithNova(cloud **Cloud, next func() int) int {
+	return run(cloud, next, StartWithNova)
+}
+
+func run(cloud **Cloud, next func() int, startSet func(context.Context) (*Cloud, func(), error)) int {
 	flag.Parse()
 	if testing.Short() {
 		return next()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	c, release, err := Start(ctx)
+	c, release, err := startSet(ctx)
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "openstacktest:", err)

@@ -31,7 +31,7 @@ var (
 // TestMain starts compute-a and the real OpenStack services; the nova-compute
 // subtest registers a host in that Nova.
 func TestMain(m *testing.M) {
-	os.Exit(openstacktest.Run(&cloud, func() int {
+	os.Exit(openstacktest.RunWithNova(&cloud, func() int {
 		return testenv.Run(m, testenv.Options{ComputeClusters: 1}, &env)
 	}))
 }

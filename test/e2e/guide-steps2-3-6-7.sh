@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# End-to-end check of steps 2, 6 and 7 of the guide "Connect a compute
+# End-to-end check of steps 2, 3, 6 and 7 of the guide "Connect a compute
 # cluster" on a fresh devstack with the OpenStack services: the hypervisor
-# operator's account is created in the real Keystone, and the pool's
-# nova-compute pods and the host discovery Job run as real processes
-# through the pod runners, against the real Nova.
+# operator's account is created in the real Keystone, the metadata API is
+# published through the devstack's Gateway and answers a signed request for
+# a booted server, and the pool's nova-compute pods and the host discovery
+# Job run as real processes through the pod runners, against the Nova that
+# Anvil runs.
 #
 # The guide's commands run as written, with COMPUTE_CLUSTER and
 # COMPUTE_CONTEXT exported as it asks and <node> and <namespace> filled in.
 # Around them, the script plays the parts no devstack runs: step 1's bus
 # hand-over (with the devstack's own TLS URL, through stdin), the access
 # chart's install, and the hypervisor operator, which creates a Hypervisor
-# per node and reports the traits it applied. Steps 3 to 5 and the K-ORC
+# per node and reports the traits it applied. Steps 4 and 5 and the K-ORC
 # fixtures of step 7 are outside this check; see the guide.
 #
 # It uses its own state directory, so it never touches a developer's
@@ -172,6 +174,36 @@ aggregates="$(kubectl get novacompute controlplane-compute-a -n openstack \
 [[ "$aggregates" == NodesOutsideZoneAggregate ]] || fail "AggregatesReady reads $aggregates before the hypervisor operator ran"
 pass "step 6: the pool is Ready, $node is an up nova-compute, AggregatesReady reads NodesOutsideZoneAggregate"
 
+# ---- Step 3's promise, once a compute runs: a server's metadata through the
+# Gateway. The request is signed the way the Neutron metadata agent signs
+# it: HMAC-SHA256 of the instance ID with the shared secret. The secret goes
+# to the signer on stdin, and the headers to curl in a file, so neither is
+# on a command line.
+openstack --insecure flavor create --id anvil-e2e-tiny --ram 64 --vcpus 1 --disk 0 anvil-e2e-tiny >/dev/null 2>&1 || true
+server="$(openstack --insecure server create --image "$(grep -m1 '^ANVIL_OPENSTACK_IMAGE_ID=' "${ANVIL_OPENSTACK_DIR:-$root/.devstack/openstack}/endpoints.env" | cut -d= -f2)" \
+  --flavor anvil-e2e-tiny --nic none --wait -f value -c id e2e-metadata)" || fail "booting a server on $node failed"
+project="$(openstack --insecure server show "$server" -f value -c project_id)"
+kubectl get secret nova-metadata-nip-io-tls -n openstack -o jsonpath='{.data.ca\.crt}' | base64 -d >"$state/nova-metadata-ca.crt"
+metadata_request() { # <shared secret on stdin> -> HTTP status; the body lands in $state/meta_data.json
+  local sig
+  sig="$(python3 -c 'import hashlib, hmac, sys; print(hmac.new(sys.stdin.buffer.read(), sys.argv[1].encode(), hashlib.sha256).hexdigest())' "$server")"
+  umask 077
+  printf 'X-Instance-ID: %s\nX-Tenant-ID: %s\nX-Instance-ID-Signature: %s\nX-Forwarded-For: 192.0.2.10\n' \
+    "$server" "$project" "$sig" >"$state/metadata-headers"
+  curl -sS -o "$state/meta_data.json" -w '%{http_code}' --cacert "$state/nova-metadata-ca.crt" \
+    --resolve nova-metadata.127-0-0-1.nip.io:8443:127.0.0.1 -H @"$state/metadata-headers" \
+    https://nova-metadata.127-0-0-1.nip.io:8443/openstack/latest/meta_data.json
+}
+code="$(kubectl get secret controlplane-nova-metadata-secret -n openstack -o jsonpath='{.data.shared_secret}' | base64 -d | metadata_request)"
+[[ "$code" == 200 ]] || fail "step 3: the signed metadata request got HTTP $code: $(head -c 300 "$state/meta_data.json")"
+uuid="$(jq -r .uuid "$state/meta_data.json")"
+[[ "$uuid" == "$server" ]] || fail "step 3: meta_data.json names $uuid, want $server"
+code="$(printf 'not-the-shared-secret' | metadata_request)"
+[[ "$code" == 403 ]] || fail "step 3: a request signed with a wrong secret got HTTP $code, want 403"
+rm -f "$state/metadata-headers"
+openstack --insecure server delete --wait "$server" >/dev/null
+pass "step 3: through openstack-gw, a signed request returns the server's meta_data.json; a wrong signature gets 403"
+
 # ---- Step 7.
 kubectl --context "$COMPUTE_CONTEXT" label node "$node" \
   nova.openstack.cloud.sap/virt-driver=kvm \
@@ -228,4 +260,4 @@ pass "deleting the pool released $node"
 
 "$anvil_dev" devstack down --state-dir "$state" >/dev/null
 trap - EXIT
-echo "guide steps 2, 6 and 7 e2e: passed"
+echo "guide steps 2, 3, 6 and 7 e2e: passed"
