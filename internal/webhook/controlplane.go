@@ -85,6 +85,13 @@ func ValidateControlPlane(cp, old *c5c3v1alpha1.ControlPlane) field.ErrorList {
 		return errs
 	}
 	novaPath := services.Child("nova")
+	// The compute URLs go into the Keystone catalog, which every
+	// authenticated user reads.
+	for name, raw := range map[string]string{"internalEndpoint": nova.InternalEndpoint, "publicEndpoint": nova.PublicEndpoint} {
+		if raw != "" {
+			errs = append(errs, validateURL(novaPath.Child(name), raw, false)...)
+		}
+	}
 
 	if len(cp.Name) > c5c3v1alpha1.MaxNameLengthWithNova && (old == nil || old.Spec.Services.Nova == nil) {
 		// Only on create or when Nova is newly enabled: a ControlPlane that

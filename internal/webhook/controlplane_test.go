@@ -185,9 +185,12 @@ func TestValidateControlPlane(t *testing.T) {
 			cp.Spec.Services.Nova.MetadataGateway = &c5c3v1alpha1.GatewaySpec{ParentRef: &c5c3v1alpha1.ParentReference{Name: "gw"}, Hostname: "metadata.example.com", Path: "/metadata"}
 		}, want: []expected{{"spec.services.nova.metadataGateway.path", field.ErrorTypeInvalid, `must be empty or "/"`}}},
 
+		{name: "a compute URL with a password", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
+			cp.Spec.Services.Nova.PublicEndpoint = "https://nova:hunter2@compute.example.com/v2.1"
+		}, want: []expected{{"spec.services.nova.publicEndpoint", field.ErrorTypeInvalid, "must not carry a user name or password"}}},
 		{name: "metadata gateway without a parent", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
 			cp.Spec.Services.Nova.MetadataGateway = &c5c3v1alpha1.GatewaySpec{Hostname: "metadata.example.com"}
-		}, want: []expected{{"spec.services.nova.metadataGateway.parentRef", field.ErrorTypeRequired, "attaches to this Gateway"}}},
+		}, want: []expected{{"spec.services.nova.metadataGateway.parentRef", field.ErrorTypeRequired, "is required: the metadata API's HTTPRoute attaches to this Gateway"}}},
 
 		// Rule 5: one hostname for two Nova endpoints.
 		{name: "metadata and console share a hostname", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
