@@ -47,25 +47,27 @@ func (s *Stack) openstackScript(ctx context.Context, sub string, quiet bool) (st
 // first: its processes would answer on the same bus and database, and its
 // catalog entry would stand where the ControlPlane registers its own.
 func (s *Stack) startOpenStack(ctx context.Context, st *state) (string, error) {
-	if _, err := s.openstackScript(ctx, "stop-nova", true); err != nil {
-		// Nothing runs yet on a fresh machine; start brings it up below.
-		fmt.Fprintln(indent(s.out), "no reference Nova to stop")
-	}
 	status, _ := s.openstackScript(ctx, "status", true)
 	running, total := countRunning(status)
+	detail := fmt.Sprintf("already running (%d services), state in %s", total, s.OpenStackDir())
 	if total > 0 && running == total {
 		if st.OpenStack == nil {
 			st.OpenStack = &openStackState{}
 		}
-		return fmt.Sprintf("already running (%d services), state in %s", total, s.OpenStackDir()), nil
-	}
-	for _, sub := range []string{"install", "start"} {
-		if _, err := s.openstackScript(ctx, sub, false); err != nil {
-			return "", fmt.Errorf("hack/openstack/openstack.sh %s: %w", sub, err)
+	} else {
+		for _, sub := range []string{"install", "start"} {
+			if _, err := s.openstackScript(ctx, sub, false); err != nil {
+				return "", fmt.Errorf("hack/openstack/openstack.sh %s: %w", sub, err)
+			}
 		}
+		st.OpenStack = &openStackState{Started: true}
+		detail = "clouds.yaml in " + s.OpenStackDir()
 	}
-	st.OpenStack = &openStackState{Started: true}
-	return "clouds.yaml in " + s.OpenStackDir(), nil
+	// Keystone runs now, so the reference Nova's catalog entry can go too.
+	if out, err := s.openstackScript(ctx, "stop-nova", true); err != nil {
+		return "", fmt.Errorf("hack/openstack/openstack.sh stop-nova: %w\n%s", err, out)
+	}
+	return detail, nil
 }
 
 // stopOpenStack stops the service set if this stack started it. Its data
