@@ -41,8 +41,9 @@ func Summarize(status *anvilmeta.CommonStatus, generation int64, passErr error, 
 // The patch carries the resourceVersion the pass started from. A pass that
 // began from a cached copy older than the object's last status write would
 // otherwise record that write's transitions a second time; its patch is
-// refused instead, records nothing, and the watch event of the newer
-// version brings the next pass.
+// refused instead and records nothing, and the Conflict goes back to the
+// controller so that the object is queued again: the newer version's own
+// watch event may be filtered out, as a status-only change is.
 func PatchStatus(ctx context.Context, c client.Client, rec events.EventRecorder, before, obj client.Object,
 	beforeStatus, status *anvilmeta.CommonStatus, passErr error, sum Summary) error {
 	Summarize(status, obj.GetGeneration(), passErr, sum)
@@ -57,7 +58,7 @@ func PatchStatus(ctx context.Context, c client.Client, rec events.EventRecorder,
 	}
 	err = c.Status().Patch(ctx, obj, patch)
 	switch {
-	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+	case apierrors.IsNotFound(err):
 		return nil
 	case err != nil:
 		return err
