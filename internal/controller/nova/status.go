@@ -24,7 +24,7 @@ func transitionEvents(before, after []metav1.Condition) []conditions.Event {
 	var events []conditions.Event
 	for _, e := range []struct {
 		condType, ok string
-		errors   []string
+		errors       []string
 	}{
 		{novav1alpha1.ComputeConfigReadyCondition, novav1alpha1.ComputeConfigPublishedReason, []string{novav1alpha1.ComputeConfigErrorReason}},
 		{novav1alpha1.ManageConfigReadyCondition, novav1alpha1.ManageConfigPublishedReason, []string{novav1alpha1.ManageConfigErrorReason}},
