@@ -786,9 +786,10 @@ write_nova_config() {
   cp -f /etc/nova/api-paste.ini "$NOVA_DIR/api-paste.ini"
   write_file "$NOVA_CONF" <<CONF
 # Written by hack/openstack/openstack.sh; regenerated on every start.
-# The control plane uses the plain bus; the TLS listener is for computes.
+# The reference Nova uses the TLS bus with the very URL the Novas Anvil runs
+# here use, so cell1's mapping reads the same whoever wrote it last.
 [DEFAULT]
-transport_url = rabbit://nova:$(secret rabbitmq-nova)@$HOST:$RABBITMQ_PORT/
+transport_url = rabbit://nova:$(secret rabbitmq-nova)@$HOST:$RABBITMQ_TLS_PORT/
 my_ip = $HOST
 state_path = $NOVA_DIR
 use_stderr = true
@@ -817,6 +818,8 @@ lock_path = $NOVA_DIR/lock
 # plane must declare the same kind, or the shared exchanges conflict.
 [oslo_messaging_rabbit]
 rabbit_quorum_queue = true
+ssl = true
+ssl_ca_file = $RABBITMQ_DIR/ca.crt
 
 $(authtoken_section nova)
 
@@ -845,6 +848,17 @@ setup_nova_databases() {
   fi
   nova_manage db sync || fail nova-manage "nova-manage db sync failed"
   pkg_version nova-common >"$marker"
+}
+
+# point_cell1 makes cell1's mapping carry this config's bus and database, as
+# the cell1 Job of a Nova Anvil runs does for its own: a mapping left on
+# another URL would send the API's and the conductor's casts to a listener
+# they cannot speak to.
+point_cell1() {
+  local uuid
+  uuid=$(echo "SELECT uuid FROM nova_api.cell_mappings WHERE name = 'cell1';" | mariadb_sql)
+  [[ -n $uuid ]] || return 0
+  nova_manage cell_v2 update_cell --cell_uuid "$uuid" || fail nova-manage "nova-manage cell_v2 update_cell failed"
 }
 
 start_nova_api() {
@@ -957,6 +971,7 @@ cmd_start_nova() {
   lock_state
   service_pid keystone >/dev/null || { err "run openstack.sh start first"; exit 1; }
   setup_nova_databases
+  point_cell1
   start_nova_api
   $PY "$HERE/catalog.py" register <<<"$(nova_catalog_spec)" >>"$LOGS/catalog.log" 2>&1 ||
     fail catalog "registering the reference Nova failed"

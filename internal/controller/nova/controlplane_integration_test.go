@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,7 +25,10 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/nova"
+	"github.com/anvil/anvil/internal/dev/localcloud"
+	"github.com/anvil/anvil/internal/dev/openstacktest"
 	"github.com/anvil/anvil/internal/dev/podrunner"
+	"github.com/anvil/anvil/internal/novaconfig"
 )
 
 // failingImage is a Nova image whose every container exits 1 on the pod
@@ -34,11 +38,12 @@ const failingImage = "ghcr.io/c5c3/nova:broken"
 var workloadsOnce sync.Once
 
 // startWorkloads makes the management cluster run pods: the controller
-// manager and scheduler, and one pod runner node. The runner maps only
-// failingImage; every other pod is simulated, so Deployments become
-// available and Jobs succeed without a database.
+// manager and scheduler, and one pod runner node that runs the Nova's
+// Jobs and Deployments as the Debian programs, against the real MariaDB,
+// RabbitMQ and Keystone. Only failingImage maps to a program that fails.
 func startWorkloads(t *testing.T) {
 	t.Helper()
+	openstacktest.Require(t, cloud)
 	workloadsOnce.Do(func() {
 		ctx := context.Background()
 		if err := env.Management.StartWorkloads(ctx); err != nil {
@@ -55,9 +60,11 @@ func startWorkloads(t *testing.T) {
 				return podrunner.Command{Path: "/bin/false"}, nil
 			},
 		}
+		images := append(append(podrunner.ImageMap{fail}, podrunner.NovaControlPlaneMappings()...), podrunner.DefaultImageMap()...)
 		r, err := podrunner.New(podrunner.Options{
 			Config: env.Management.Config, Nodes: []podrunner.Node{{Name: "nova-node"}},
-			StateDir: filepath.Join(dir, "mgmt"), Images: podrunner.ImageMap{fail}, Logger: logr.Discard(),
+			StateDir: filepath.Join(dir, "mgmt"), Images: images, Logger: logr.Discard(),
+			Env: map[string]string{"REQUESTS_CA_BUNDLE": cloud.Endpoints[localcloud.KeystoneCA]},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -68,13 +75,48 @@ func startWorkloads(t *testing.T) {
 	})
 }
 
-// newControlPlaneNova creates the inputs and a Nova with both databases
-// that runs one replica of each service.
+// newControlPlaneNova creates a Nova that runs one replica of each service
+// against the local OpenStack services, with their real credentials, which
+// join the leak scan.
 func newControlPlaneNova(t *testing.T, name string) *novav1alpha1.Nova {
 	t.Helper()
-	inputs(t, name)
-	putSecret(t, name+"-db", map[string]string{"username": "nova", "password": dbPass})
-	n := withDatabases(newNova(name))
+	local := cloud.Local()
+	bus, err := local.TransportURL(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	password, err := local.ServicePassword("nova")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbPassword, err := local.DatabasePassword("nova")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := os.ReadFile(local.Endpoints[localcloud.RabbitMQCA])
+	if err != nil {
+		t.Fatal(err)
+	}
+	credentials = append(credentials, bus, password, dbPassword)
+	ep := local.Endpoints
+	port, err := strconv.ParseInt(ep[localcloud.MariaDBPort], 10, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putSecret(t, name+"-bus", map[string]string{"transport_url": bus})
+	putSecret(t, name+"-bus-ca", map[string]string{"ca.crt": string(ca)})
+	putSecret(t, name+"-password", map[string]string{"password": password})
+	putSecret(t, name+"-metadata", map[string]string{"shared_secret": sharedSecret})
+	putSecret(t, name+"-db", map[string]string{"username": "nova", "password": dbPassword})
+	n := newNova(name)
+	n.Spec.RemoteCompute = nil
+	n.Spec.KeystoneEndpoint, n.Spec.KeystonePublicEndpoint, n.Spec.Region = ep[localcloud.KeystoneURL], ep[localcloud.KeystonePublicURL], ep[localcloud.Region]
+	n.Spec.Endpoints.Placement.Override = ep[localcloud.PlacementURL]
+	n.Spec.Endpoints.Neutron.Override = ep[localcloud.NeutronURL]
+	n.Spec.Endpoints.Glance.Override = ep[localcloud.ImageURL]
+	ref := novav1alpha1.DatabaseSecretRef{Name: name + "-db"}
+	n.Spec.APIDatabase = &novav1alpha1.DatabaseSpec{Host: "127.0.0.1", Port: int32(port), Database: "nova_api", SecretRef: ref}
+	n.Spec.Database = &novav1alpha1.DatabaseSpec{Host: "127.0.0.1", Port: int32(port), Database: "nova", SecretRef: ref}
 	n.Spec.Replicas = ptr.To[int32](1)
 	if err := env.Management.Client.Create(context.Background(), n); err != nil {
 		t.Fatal(err)
@@ -82,8 +124,10 @@ func newControlPlaneNova(t *testing.T, name string) *novav1alpha1.Nova {
 	return n
 }
 
-// The control plane comes up Jobs first, and a release change runs the new
-// Jobs before any Deployment rolls, then rolls the conductor, the
+// The control plane comes up Jobs first, as real nova-manage runs against
+// the real databases, and the conductor, scheduler and APIs come up as the
+// Debian programs. A release change runs the new Jobs before any Deployment
+// rolls, then rolls the conductor, the
 // scheduler and the API services in that order. A failing Job holds every
 // Deployment on its template and is named in DatabaseReady.
 func TestIntegrationControlPlaneRollout(t *testing.T) {
@@ -113,7 +157,7 @@ func TestIntegrationControlPlaneRollout(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitReleaseReady(t, name, "2026.2")
-		checkRolloutOrder(t, name, nova.RolloutHash(n), n.Spec.Image.Reference())
+		checkRolloutOrder(t, name, rolloutOf(t, n), n.Spec.Image.Reference())
 	})
 
 	t.Run("a failing Job holds every Deployment", func(t *testing.T) {
@@ -122,7 +166,7 @@ func TestIntegrationControlPlaneRollout(t *testing.T) {
 		if err := env.Management.Client.Update(context.Background(), n); err != nil {
 			t.Fatal(err)
 		}
-		job := name + "-db-api-" + nova.RolloutHash(n)
+		job := name + "-db-api-" + rolloutOf(t, n)
 		c := waitConditionWithin(t, name, novav1alpha1.DatabaseReadyCondition, novav1alpha1.DatabaseJobFailedReason, 3*time.Minute)
 		if !strings.Contains(c.Message, job) {
 			t.Errorf("DatabaseReady message %q does not name the Job %s", c.Message, job)
@@ -148,7 +192,7 @@ func TestIntegrationControlPlaneRollout(t *testing.T) {
 		}
 		waitConditionWithin(t, name, novav1alpha1.DatabaseReadyCondition, novav1alpha1.DatabaseSyncedReason, time.Minute)
 		for _, j := range databaseJobs(t, name) {
-			if j.Labels[nova.RolloutLabel] != nova.RolloutHash(n) {
+			if j.Labels[nova.RolloutLabel] != rolloutOf(t, n) {
 				t.Errorf("Job %s of another rollout was not pruned", j.Name)
 			}
 		}
@@ -156,10 +200,20 @@ func TestIntegrationControlPlaneRollout(t *testing.T) {
 	assertNoLeak(t)
 }
 
+// rolloutOf is the rollout n's spec and its current {nova}-config make.
+func rolloutOf(t *testing.T, n *novav1alpha1.Nova) string {
+	t.Helper()
+	conf, err := getSecret(t, n.Name+"-config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nova.RolloutHash(n, novaconfig.Hash(conf.Data))
+}
+
 // waitReleaseReady waits until the Nova is Ready on release.
 func waitReleaseReady(t *testing.T, name, release string) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 6*time.Minute, true, func(ctx context.Context) (bool, error) {
 		n := &novav1alpha1.Nova{}
 		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name}, n); err != nil {
 			return false, nil //nolint:nilerr // poll again

@@ -37,13 +37,15 @@ type DatabaseStep struct {
 	Syncs bool
 }
 
-// createCell1Script maps cell1 unless it is mapped already: create_cell
-// refuses a second mapping of the same database, with an exit code that
-// would fail the Job on every rollout after the first.
+// createCell1Script maps cell1, or points an existing mapping at this
+// Nova's bus and database: create_cell refuses a second mapping of the same
+// database, and the mapping carries the credentials the API and the
+// conductor reach the cell with, so it must follow a rotated one.
 const createCell1Script = `set -e
-if nova-manage --config-file ` + configFile + ` cell_v2 list_cells | grep -Eq '^\| +cell1 +\|'; then
-  echo "cell1 is mapped already"
-  exit 0
+uuid=$(nova-manage --config-file ` + configFile + ` cell_v2 list_cells | awk -F'|' '$2 ~ /^ *cell1 *$/ {gsub(/ /, "", $3); print $3}')
+if [ -n "$uuid" ]; then
+  echo "cell1 is mapped already; updating its bus and database"
+  exec nova-manage --config-file ` + configFile + ` cell_v2 update_cell --cell_uuid "$uuid"
 fi
 exec nova-manage --config-file ` + configFile + ` cell_v2 create_cell --name cell1 --verbose`
 
@@ -65,11 +67,12 @@ func manage(args ...string) []string {
 	return append([]string{"nova-manage", "--config-file", configFile}, args...)
 }
 
-// RolloutHash identifies a rollout: the image and the release. A new
-// value of either runs the database Jobs again before any Deployment
-// rolls; a changed nova.conf alone does not, since no schema moves.
-func RolloutHash(nova *novav1alpha1.Nova) string {
-	sum := sha256.Sum256([]byte(nova.Spec.Image.Reference() + "\n" + nova.Spec.OpenStackRelease))
+// RolloutHash identifies a rollout: the image, the release and the hash of
+// {nova}-config. A new value of any runs the database Jobs again before any
+// Deployment rolls: the image and the release move schemas, and nova.conf
+// holds the bus and database credentials that cell1's mapping carries.
+func RolloutHash(nova *novav1alpha1.Nova, configHash string) string {
+	sum := sha256.Sum256([]byte(nova.Spec.Image.Reference() + "\n" + nova.Spec.OpenStackRelease + "\n" + configHash))
 	return hex.EncodeToString(sum[:])[:8]
 }
 

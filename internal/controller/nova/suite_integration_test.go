@@ -15,18 +15,26 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/dev/openstacktest"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/operator"
 )
 
 var (
 	env     *testenv.Environment
+	cloud   *openstacktest.Cloud
 	logs    = &testenv.LogBuffer{}
 	started sync.Once
 )
 
+// TestMain starts the management cluster, and the OpenStack services the
+// control plane test runs Nova against. It asks for the reference Nova too:
+// that start syncs the shared schemas under the service set's lock, so this
+// suite's Jobs never race another package's first sync.
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Run(m, testenv.Options{}, &env))
+	os.Exit(openstacktest.RunWithNova(&cloud, func() int {
+		return testenv.Run(m, testenv.Options{}, &env)
+	}))
 }
 
 // startOperator runs the operator's controllers and webhooks against the

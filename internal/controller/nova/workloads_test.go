@@ -134,7 +134,7 @@ func TestRolledOut(t *testing.T) {
 func TestDatabaseJobs(t *testing.T) {
 	nova := testNova()
 	nova.Name = strings.Repeat("n", 41)
-	rollout := RolloutHash(nova)
+	rollout := RolloutHash(nova, "c1")
 	var steps []string
 	for _, s := range databaseSteps {
 		j := BuildDatabaseJob(nova, s, rollout)
@@ -151,13 +151,14 @@ func TestDatabaseJobs(t *testing.T) {
 	}
 	other := testNova()
 	other.Spec.Image.Tag = "2026.2"
-	if RolloutHash(other) == RolloutHash(testNova()) {
+	if RolloutHash(other, "c1") == RolloutHash(testNova(), "c1") {
 		t.Error("a new image must be a new rollout")
 	}
-	other = testNova()
-	other.Spec.Logging.Debug = true
-	if RolloutHash(other) != RolloutHash(testNova()) {
-		t.Error("a change that moves no schema must not run the Jobs again")
+	if RolloutHash(testNova(), "c2") == RolloutHash(testNova(), "c1") {
+		t.Error("a new nova.conf, which may carry a rotated bus or database credential, must be a new rollout")
+	}
+	if RolloutHash(testNova(), "c1") != RolloutHash(testNova(), "c1") {
+		t.Error("the same inputs must be the same rollout")
 	}
 }
 
