@@ -180,8 +180,10 @@ pass "step 6: the pool is Ready, $node is an up nova-compute, AggregatesReady re
 # to the signer on stdin, and the headers to curl in a file, so neither is
 # on a command line.
 openstack --insecure flavor create --id anvil-e2e-tiny --ram 64 --vcpus 1 --disk 0 anvil-e2e-tiny >/dev/null 2>&1 || true
-server="$(openstack --insecure server create --image "$(grep -m1 '^ANVIL_OPENSTACK_IMAGE_ID=' "${ANVIL_OPENSTACK_DIR:-$root/.devstack/openstack}/endpoints.env" | cut -d= -f2)" \
+server="$(openstack --insecure --os-compute-api-version 2.37 server create --image "$(grep -m1 '^ANVIL_OPENSTACK_IMAGE_ID=' "${ANVIL_OPENSTACK_DIR:-$root/.devstack/openstack}/endpoints.env" | cut -d= -f2)" \
   --flavor anvil-e2e-tiny --nic none --wait -f value -c id e2e-metadata)" || fail "booting a server on $node failed"
+# --wait prints its progress first; the ID is the last line.
+server="$(tail -n1 <<<"$server" | tr -d '[:space:]')"
 project="$(openstack --insecure server show "$server" -f value -c project_id)"
 kubectl get secret nova-metadata-nip-io-tls -n openstack -o jsonpath='{.data.ca\.crt}' | base64 -d >"$state/nova-metadata-ca.crt"
 metadata_request() { # <shared secret on stdin> -> HTTP status; the body lands in $state/meta_data.json

@@ -10,11 +10,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -386,4 +388,27 @@ func summarizeControlPlane(conds []metav1.Condition) string {
 		detail += fmt.Sprintf("%s=%s (%s)", cond.Type, cond.Status, cond.Reason)
 	}
 	return state + "\t" + cmp.Or(detail, "no conditions yet")
+}
+
+// deleteSampleControlPlane deletes the sample ControlPlane while the
+// operator still runs, and waits a minute at most for it to go, so that its
+// teardown removes what it made outside the clusters: the compute catalog
+// entry and the hypervisor operator's account in the shared Keystone. A
+// stack that cannot finish this in time goes down anyway; the next `up`
+// adopts nothing, since the sample carries the same name and so the same
+// Keystone mark.
+func (s *Stack) deleteSampleControlPlane(ctx context.Context) {
+	c, err := s.clusterClient(ctx, ManagementCluster)
+	if err != nil {
+		return
+	}
+	cp := &c5c3v1alpha1.ControlPlane{ObjectMeta: metav1.ObjectMeta{Name: SampleControlPlane, Namespace: testenv.WorkloadNamespace}}
+	if err := c.Delete(ctx, cp); err != nil {
+		return
+	}
+	fmt.Fprintln(s.out, "Deleting the sample ControlPlane, so it withdraws its Keystone entries")
+	_ = wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(cp), &c5c3v1alpha1.ControlPlane{})
+		return apierrors.IsNotFound(err), nil
+	})
 }

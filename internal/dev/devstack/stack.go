@@ -189,6 +189,9 @@ func (s *Stack) Down(ctx context.Context) error {
 		return err
 	}
 	var errs []error
+	if st.Operator != nil && processAlive(st.Operator.PID) {
+		s.deleteSampleControlPlane(ctx)
+	}
 	if st.Operator != nil {
 		fmt.Fprintf(s.out, "Stopping the operator (pid %d)\n", st.Operator.PID)
 		errs = append(errs, stopProcess(st.Operator.PID, 15*time.Second))
