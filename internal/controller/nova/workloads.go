@@ -151,10 +151,14 @@ func container(nova *novav1alpha1.Nova, c Component) corev1.Container {
 }
 
 // uwsgiCommand serves a component's WSGI application: two single-threaded
-// workers, because eventlet is patched into Nova's API code.
+// workers, because eventlet is patched into Nova's API code. uWSGI's plain
+// HTTP socket closes every connection after its response without saying
+// so, and a client that then reuses the connection sees it reset; the
+// header makes clients open a new one. The buffer takes a Keystone token.
 func uwsgiCommand(c Component) []string {
 	return []string{"uwsgi", "--http-socket", ":" + strconv.Itoa(int(c.Port)), "--wsgi-file", c.WSGI,
-		"--master", "--die-on-term", "--need-app", "--lazy-apps", "--enable-threads", "--processes", "2", "--threads", "1"}
+		"--master", "--die-on-term", "--need-app", "--lazy-apps", "--enable-threads", "--processes", "2", "--threads", "1",
+		"--buffer-size", "65535", "--add-header", "Connection: close"}
 }
 
 // configFile is nova.conf where every container mounts it.
