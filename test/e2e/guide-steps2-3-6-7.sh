@@ -39,6 +39,10 @@ cleanup() {
     tail -60 "$state/operator.log" | sed -E 's#//([^:/@]+):[^@]*@#//\1:<redacted>@#g' >&2 || true
     kubectl get novacompute -n openstack -o yaml 2>/dev/null | tail -60 >&2 || true
   fi
+  # A server left behind would hold its host in the shared database.
+  if [[ -n ${server:-} ]]; then
+    openstack --insecure server delete "$server" >/dev/null 2>&1 || true
+  fi
   "$anvil_dev" devstack down --state-dir "$state" >/dev/null 2>&1 || true
   exit $rc
 }
