@@ -226,7 +226,8 @@ func waitReleaseReady(t *testing.T, name, release string) {
 	}
 }
 
-// waitConditionWithin is waitConditionOf with a longer timeout.
+// waitConditionWithin waits up to timeout until the condition of the type
+// has the reason for the current generation, and returns it.
 func waitConditionWithin(t *testing.T, name, condType, reason string, timeout time.Duration) *metav1.Condition {
 	t.Helper()
 	var got *metav1.Condition

@@ -8,9 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
@@ -120,19 +118,7 @@ func waitCondition(t *testing.T, name, reason string) *metav1.Condition {
 // the current generation, and returns it.
 func waitConditionOf(t *testing.T, name, condType, reason string) *metav1.Condition {
 	t.Helper()
-	var got *metav1.Condition
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		n := &novav1alpha1.Nova{}
-		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name}, n); err != nil {
-			return false, nil //nolint:nilerr // poll again
-		}
-		got = apimeta.FindStatusCondition(n.Status.Conditions, condType)
-		return got != nil && got.Reason == reason && got.ObservedGeneration == n.Generation, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %s never reached %s (last %+v)", name, condType, reason, got)
-	}
-	return got
+	return waitConditionWithin(t, name, condType, reason, 30*time.Second)
 }
 
 func getNova(t *testing.T, name string) *novav1alpha1.Nova {
