@@ -98,7 +98,16 @@ def register(spec):
 
     for svc in spec["services"]:
         found = [s for s in ks.services.list(type=svc["type"])]
-        service = next((s for s in found if s.name == svc["name"]), None)
+        described = [svc.get("description")] + svc.get("previous_descriptions", [])
+
+        def ours(s):
+            # This script's own row: its name, and its description or none
+            # (keystone-manage bootstrap writes none). A same-named service
+            # someone else registered, an Anvil ControlPlane's say, is not.
+            desc = getattr(s, "description", None)
+            return s.name == svc["name"] and (not desc or desc in described)
+
+        service = next((s for s in found if ours(s)), None)
         if service is None:
             service = ks.services.create(svc["name"], svc["type"],
                                          description=svc.get("description"),
@@ -108,8 +117,7 @@ def register(spec):
             # Only a duplicate of this script's own making goes; a service
             # of the same type that someone else registered (an Anvil
             # ControlPlane's, say) is left alone.
-            if (other.id != service.id and other.name == svc["name"]
-                    and getattr(other, "description", None) == svc.get("description")):
+            if other.id != service.id and ours(other):
                 ks.services.delete(other)
                 print("deleted duplicate service", other.name, other.type)
         existing = ks.endpoints.list(service=service, region_id=region)

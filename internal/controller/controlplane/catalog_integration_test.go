@@ -119,8 +119,13 @@ func TestIntegrationCatalog(t *testing.T) {
 	if after, err := admin.ListEndpoints(ctx, foreignID); err != nil || !slices.Equal(endpointIDs(after), endpointIDs(foreignBefore)) {
 		t.Errorf("the foreign service's endpoints changed: %+v, %v", after, err)
 	}
-	if after := endpointIDsIn(t, admin, "RegionOne"); !slices.Equal(after, regionOne) {
-		t.Errorf("RegionOne's compute endpoints changed: %v, were %v", after, regionOne)
+	// Other packages may register the reference Nova in RegionOne meanwhile;
+	// what matters is that nothing there before was taken away.
+	after := endpointIDsIn(t, admin, "RegionOne")
+	for _, id := range regionOne {
+		if !slices.Contains(after, id) {
+			t.Errorf("RegionOne's compute endpoint %s is gone: %v, were %v", id, after, regionOne)
+		}
 	}
 	assertCatalogEvents(t, a.Name)
 	texts := append(append([]string{logs.String()}, e.Management.EventMessages(t)...), conds...)
