@@ -84,9 +84,6 @@ type pass struct {
 	manage *novaconfig.ManageInput
 	// configHash is the hash of {nova}-config, set by ServiceConfig.
 	configHash string
-	// databaseSynced is set once every database Job of the rollout
-	// succeeded.
-	databaseSynced bool
 }
 
 // steps are the pass's steps in order, each with the condition it owns.

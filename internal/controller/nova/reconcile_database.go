@@ -46,7 +46,6 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, p *pass) (flow.Outco
 	if err := r.pruneDatabaseJobs(ctx, p, rollout); err != nil {
 		return flow.Continue, err
 	}
-	p.databaseSynced = true
 	conditionsOf(nova).Set(novav1alpha1.DatabaseReadyCondition, metav1.ConditionTrue, novav1alpha1.DatabaseSyncedReason,
 		"every database Job of release "+nova.Spec.OpenStackRelease+" succeeded")
 	return flow.Continue, nil
