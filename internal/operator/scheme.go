@@ -1,6 +1,7 @@
 package operator
 
 import (
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -27,5 +28,7 @@ func NewScheme() *runtime.Scheme {
 	utilruntime.Must(hypervisorv1.AddToScheme(s))
 	// The Gateway API's HTTPRoute, which publishes the metadata API.
 	utilruntime.Must(gatewayv1.Install(s))
+	// cert-manager's Certificate, which issues the OVN central's TLS.
+	utilruntime.Must(cmv1.AddToScheme(s))
 	return s
 }

@@ -1,0 +1,94 @@
+package ovncentral
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// reconcileTLS asks cert-manager for every certificate and waits until each
+// Secret carries a certificate, its key and the CA. Nothing that mounts a
+// Secret is written before, so no pod starts without its identity. The
+// client identity is published here, once it is complete.
+func (r *Reconciler) reconcileTLS(ctx context.Context, p *pass) (flow.Outcome, error) {
+	c := p.central
+	var waiting []string
+	for _, cert := range BuildCertificates(c) {
+		if err := p.children.Apply(ctx, r.Scheme, c, cert); err != nil {
+			return flow.Continue, certificateError(p, err)
+		}
+		msg, err := r.certificateState(ctx, p, cert)
+		if err != nil {
+			return flow.Continue, err
+		}
+		if msg != "" {
+			waiting = append(waiting, msg)
+		}
+	}
+	if c.Spec.Relay == nil {
+		stale := &cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: RelayName(c)}}
+		if _, err := p.children.Delete(ctx, r.Scheme, c, stale); err != nil {
+			return flow.Continue, fmt.Errorf("removing the relay's certificate: %w", err)
+		}
+	}
+	if len(waiting) > 0 {
+		return flow.Continue, flow.Wait(ovnv1alpha1.TLSReadyCondition, ovnv1alpha1.CertificatePendingReason,
+			RequeueSecretPolling, "%s", strings.Join(waiting, "; "))
+	}
+	c.Status.ClientSecretName = ClientSecretName(c)
+	ref := c.Spec.TLS.IssuerRef
+	conditionsOf(c).Set(ovnv1alpha1.TLSReadyCondition, metav1.ConditionTrue, ovnv1alpha1.CertificatesIssuedReason,
+		fmt.Sprintf("every certificate is issued by %s %s", ref.ResolvedKind(), ref.Name))
+	return flow.Continue, nil
+}
+
+// certificateState reads a Certificate's Secret and returns why it cannot
+// be used yet, or "" when it can. A failed issuance is reported as an
+// error of its own, and retried at the polling interval, because
+// cert-manager retries it too.
+func (r *Reconciler) certificateState(ctx context.Context, p *pass, cert *cmv1.Certificate) (string, error) {
+	secret := &corev1.Secret{}
+	err := p.live.Get(ctx, client.ObjectKey{Namespace: cert.Namespace, Name: cert.Spec.SecretName}, secret)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("reading Secret %s: %w", cert.Spec.SecretName, err)
+	}
+	state, msg := DecideCertificate(cert, err == nil, missingKey(secret))
+	if state == CertificateFailed {
+		return "", flow.Wait(ovnv1alpha1.TLSReadyCondition, ovnv1alpha1.CertificateErrorReason, RequeueSecretPolling, "%s", msg)
+	}
+	return msg, nil
+}
+
+// certificateError classifies a failure to write a Certificate: a cluster
+// without cert-manager is waited for, a same-named Certificate Anvil does
+// not own is invalid, anything else is retried.
+func certificateError(p *pass, err error) error {
+	var notOwned *targetcluster.NotOwnedError
+	switch {
+	case apimeta.IsNoMatchError(err):
+		where := "the management cluster"
+		if p.children.Remote != nil {
+			where = "target cluster " + p.children.Remote.Name
+		}
+		return flow.Wait(ovnv1alpha1.TLSReadyCondition, ovnv1alpha1.CertManagerUnavailableReason, RequeueSecretPolling,
+			"cert-manager's Certificate kind is not served on %s; install cert-manager there", where)
+	case errors.As(err, &notOwned):
+		return flow.Invalid(ovnv1alpha1.TLSReadyCondition, ovnv1alpha1.CertificateErrorReason, err)
+	}
+	return fmt.Errorf("certificates: %w", err)
+}
+
+// isNoMatch reports whether err says a kind is not served.
+func isNoMatch(err error) bool { return apimeta.IsNoMatchError(err) }
