@@ -17,6 +17,12 @@
         named by --fresh was just (re)started: its old record does not count
         until it has reported again after EPOCH.
 
+    catalog.py wait-network --auth-url URL --admin-password-file FILE
+        Waits until the network service of the catalog lists its agents
+        (GET /v2.0/agents, what "openstack network agent list" asks). ML2/OVN
+        answers from the OVN Southbound database, so this also proves that
+        neutron-server reaches OVN.
+
 Run it with /usr/bin/python3: it needs Debian's keystoneauth1 and
 keystoneclient.
 """
@@ -113,6 +119,11 @@ def register(spec):
                                          description=svc.get("description"),
                                          enabled=True)
             print("created service", svc["name"], svc["type"])
+        elif svc.get("description") and getattr(service, "description", None) != svc["description"]:
+            # A row of an earlier description (the Neutron stub's, say)
+            # now names what runs.
+            service = ks.services.update(service, description=svc["description"])
+            print("updated the description of service", svc["name"], svc["type"])
         for other in found:
             # Only a duplicate of this script's own making goes; a service
             # of the same type that someone else registered (an Anvil
@@ -189,6 +200,36 @@ def wait_compute(args):
         time.sleep(1)
 
 
+def wait_network(args):
+    auth = v3.Password(auth_url=args.auth_url, username="admin",
+                       password=read_secret(args.admin_password_file),
+                       project_name="admin", user_domain_id=DOMAIN,
+                       project_domain_id=DOMAIN)
+    # A request to a worker whose OVN connection is not up yet may hang;
+    # the timeout turns that into another try.
+    sess = ks_session.Session(auth=auth, timeout=15)
+    deadline = time.monotonic() + args.timeout
+    last = "no answer yet"
+    while True:
+        try:
+            resp = sess.get("/v2.0/agents", raise_exc=False, endpoint_filter={
+                "service_type": "network", "interface": "internal",
+                "region_name": args.region})
+            if resp.status_code == 200:
+                agents = resp.json()["agents"]
+                print("network agents listed:", ", ".join(
+                    "%s@%s alive=%s" % (a["agent_type"], a["host"], a["alive"])
+                    for a in agents) or "none")
+                return 0
+            last = "GET /v2.0/agents: HTTP %d" % resp.status_code
+        except (ks_exc.ClientException, ks_exc.ConnectionError) as e:
+            last = type(e).__name__
+        if time.monotonic() > deadline:
+            print("network agents not listed after %ds: %s" % (args.timeout, last))
+            return 1
+        time.sleep(1)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -203,6 +244,11 @@ def main():
                       help="epoch seconds; see --fresh")
     wait.add_argument("--fresh", nargs="*", default=[],
                       help="binaries that must have reported after --since")
+    net = sub.add_parser("wait-network", help="wait until Neutron lists its agents")
+    net.add_argument("--auth-url", required=True)
+    net.add_argument("--admin-password-file", required=True)
+    net.add_argument("--region", default="RegionOne")
+    net.add_argument("--timeout", type=int, default=180)
     args = parser.parse_args()
     if args.command == "register":
         register(json.load(sys.stdin))
@@ -210,6 +256,8 @@ def main():
     if args.command == "unregister":
         unregister(json.load(sys.stdin))
         return 0
+    if args.command == "wait-network":
+        return wait_network(args)
     return wait_compute(args)
 
 

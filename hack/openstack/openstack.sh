@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # openstack.sh installs and runs, on 127.0.0.1, the OpenStack services
 # Anvil's tests and devstack take as given: MariaDB (with Nova's empty
-# databases), RabbitMQ, Keystone, Placement, and stubs for Neutron and Glance.
-# Anvil runs Nova itself. For the tests of the node pools alone, which do not
-# exercise the Nova controller, start-nova adds a reference Nova control plane
-# of plain processes.
+# databases), RabbitMQ, Keystone, Placement, Neutron (ML2/OVN, with a small
+# OVN central of its own) and a stub for Glance. Anvil runs Nova itself. For
+# the tests of the node pools alone, which do not exercise the Nova
+# controller, start-nova adds a reference Nova control plane of plain
+# processes.
 #
 #   openstack.sh install     install the Debian packages (idempotent, non-interactive)
 #   openstack.sh start       start every service; running ones are left alone
 #   openstack.sh start-nova  also run nova-api, nova-conductor and nova-scheduler,
 #                            and register them in the catalog
 #   openstack.sh stop-nova   stop those and remove their catalog entry
+#   openstack.sh start-neutron [--nb ssl:ADDR[,ssl:ADDR...] --sb ssl:ADDR[,...] --tls-dir DIR]
+#                            restart neutron-server against these OVN databases,
+#                            with the client certificate DIR/tls.crt, DIR/tls.key
+#                            and the CA DIR/ca.crt (an OVNCentral's published
+#                            addresses and client Secret, say); without flags,
+#                            against the set's own central again. The set's own
+#                            central keeps running either way, and stop forgets
+#                            the choice.
 #   openstack.sh stop        stop the processes recorded in the pid files
 #   openstack.sh status      one line per service; exit 0 only when all run
 #                            (the reference Nova is listed only while it runs)
@@ -30,7 +39,8 @@ TIMEOUT=${ANVIL_OPENSTACK_TIMEOUT:-180}
 # Ports: the environment wins; otherwise the ports this state directory was
 # last started with (ports.env); otherwise these defaults, chosen away from
 # the services' usual ports.
-PORT_VARS=(MARIADB EPMD RABBITMQ RABBITMQ_TLS RABBITMQ_DIST KEYSTONE KEYSTONE_TLS PLACEMENT NOVA_API NEUTRON IMAGE)
+PORT_VARS=(MARIADB EPMD RABBITMQ RABBITMQ_TLS RABBITMQ_DIST KEYSTONE KEYSTONE_TLS PLACEMENT NOVA_API NEUTRON IMAGE
+  OVN_NB OVN_SB OVN_NB_RAFT OVN_SB_RAFT)
 if [[ -f $STATE/ports.env ]]; then
   while IFS='=' read -r key value; do
     if [[ $key =~ ^ANVIL_OPENSTACK_[A-Z_]+_PORT$ && $value =~ ^[0-9]+$ && -z ${!key:-} ]]; then
@@ -49,6 +59,12 @@ PLACEMENT_PORT=${ANVIL_OPENSTACK_PLACEMENT_PORT:-18778}
 NOVA_API_PORT=${ANVIL_OPENSTACK_NOVA_API_PORT:-18774}
 NEUTRON_PORT=${ANVIL_OPENSTACK_NEUTRON_PORT:-19696}
 IMAGE_PORT=${ANVIL_OPENSTACK_IMAGE_PORT:-19292}
+# The set's own OVN central: the client ports of the NB and SB databases and
+# the Raft ports their one-member clusters listen on.
+OVN_NB_PORT=${ANVIL_OPENSTACK_OVN_NB_PORT:-16641}
+OVN_SB_PORT=${ANVIL_OPENSTACK_OVN_SB_PORT:-16642}
+OVN_NB_RAFT_PORT=${ANVIL_OPENSTACK_OVN_NB_RAFT_PORT:-16643}
+OVN_SB_RAFT_PORT=${ANVIL_OPENSTACK_OVN_SB_RAFT_PORT:-16644}
 
 REGION=RegionOne
 HOST=127.0.0.1
@@ -58,6 +74,8 @@ PLACEMENT_URL=http://$HOST:$PLACEMENT_PORT
 NOVA_URL=http://$HOST:$NOVA_API_PORT/v2.1
 NEUTRON_URL=http://$HOST:$NEUTRON_PORT
 IMAGE_URL=http://$HOST:$IMAGE_PORT
+OVN_NB=ssl:$HOST:$OVN_NB_PORT
+OVN_SB=ssl:$HOST:$OVN_SB_PORT
 RABBITMQ_NODE=anvil@localhost
 
 RUN=$STATE/run
@@ -65,14 +83,19 @@ LOGS=$STATE/logs
 SECRETS=$STATE/secrets
 
 # Services in start order, as status lists them.
-SERVICES=(mariadb epmd rabbitmq neutron-stub image-stub keystone placement)
+SERVICES=(mariadb epmd rabbitmq ovn-nb ovn-sb ovn-northd image-stub keystone placement neutron-server)
 # The reference Nova of start-nova, in start order.
 NOVA_SERVICES=(nova-api nova-conductor nova-scheduler)
 
+# neutron-common holds neutron-server and neutron-db-manage; the
+# neutron-server package adds only init scripts and uwsgi's plugin. ovn-host
+# and openvswitch-switch are the chassis programs tests run against the set's
+# Neutron (openstacktest.StartChassis).
 PACKAGES=(
   mariadb-server rabbitmq-server keystone placement-api python3-osc-placement
   nova-api nova-conductor nova-scheduler python3-nova python3-openstackclient
   python3-pymysql uwsgi-core uwsgi-plugin-python3 openssl curl
+  ovn-central ovn-host openvswitch-switch neutron-common
 )
 
 # The openstack-pkg-tools questions, as package:question. Each is answered
@@ -87,6 +110,8 @@ DEBCONF_FALSE=(
   placement-api:placement/configure_api-endpoint
   placement-common:placement/configure_db placement-common:placement/configure_ksat
   placement-common:placement/ksat-create-service-user
+  neutron-common:neutron/configure_db neutron-common:neutron/configure_rabbit
+  neutron-common:neutron/configure_ksat neutron-common:neutron/configure_nova
 )
 
 log() { echo "openstack: $*"; }
@@ -319,10 +344,11 @@ write_file() {
   (umask 077 && cat >"$1.tmp" && mv -f "$1.tmp" "$1")
 }
 
-# make_tls DIR NAME creates a CA and a server certificate for 127.0.0.1 and
-# localhost, once. The CA key never leaves DIR.
+# make_tls DIR NAME [EKU] creates a CA and a server certificate for 127.0.0.1
+# and localhost, once. The CA key never leaves DIR. EKU is the server
+# certificate's extended key usage, serverAuth unless given.
 make_tls() {
-  local dir=$1 name=$2
+  local dir=$1 name=$2 eku=${3:-serverAuth}
   [[ -s $dir/server.crt && -s $dir/ca.crt && -s $dir/server.key ]] && return 0
   mkdir -p "$dir"
   chmod 0700 "$dir"
@@ -333,17 +359,30 @@ make_tls() {
       -keyout ca.key -out ca.crt -subj "/O=Anvil local test/CN=Anvil $name CA" \
       -addext "basicConstraints=critical,CA:TRUE" \
       -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+  )
+  issue_cert "$dir" server localhost "$eku" "IP:127.0.0.1,DNS:localhost"
+  chmod 0644 "$dir/ca.crt" "$dir/server.crt"
+}
+
+# issue_cert DIR NAME CN EKU [SAN] signs DIR/NAME.crt, with its key
+# DIR/NAME.key, by the CA in DIR.
+issue_cert() {
+  local dir=$1 name=$2 cn=$3 eku=$4 san=${5:-}
+  (
+    umask 077
+    cd "$dir"
     openssl req -new -newkey rsa:2048 -nodes -sha256 \
-      -keyout server.key -out server.csr -subj "/O=Anvil local test/CN=localhost" 2>/dev/null
+      -keyout "$name.key" -out "$name.csr" -subj "/O=Anvil local test/CN=$cn" 2>/dev/null
     printf '%s\n' "basicConstraints=critical,CA:FALSE" \
       "keyUsage=critical,digitalSignature,keyEncipherment" \
-      "extendedKeyUsage=serverAuth" \
-      "subjectAltName=IP:127.0.0.1,DNS:localhost" >server.ext
-    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
-      -sha256 -days 3650 -extfile server.ext -out server.crt 2>/dev/null
-    rm -f server.csr server.ext ca.srl
+      "extendedKeyUsage=$eku" >"$name.ext"
+    if [[ -n $san ]]; then
+      echo "subjectAltName=$san" >>"$name.ext"
+    fi
+    openssl x509 -req -in "$name.csr" -CA ca.crt -CAkey ca.key -CAcreateserial \
+      -sha256 -days 3650 -extfile "$name.ext" -out "$name.crt" 2>/dev/null
+    rm -f "$name.csr" "$name.ext" ca.srl
   )
-  chmod 0644 "$dir/ca.crt" "$dir/server.crt"
 }
 
 # pkg_version PACKAGE, for markers that redo a schema sync after an upgrade.
@@ -354,7 +393,7 @@ marker_is() { [[ -f $1 && $(cat "$1") == "$2" ]]; }
 prepare_state() {
   mkdir -p "$STATE"
   chmod 0700 "$STATE"
-  mkdir -p "$RUN" "$LOGS" "$SECRETS" "$STATE"/{mariadb,rabbitmq,keystone,placement,nova}
+  mkdir -p "$RUN" "$LOGS" "$SECRETS" "$STATE"/{mariadb,rabbitmq,keystone,placement,nova,ovn,neutron}
   chmod 0700 "$SECRETS"
   local missing
   mapfile -t missing < <(missing_packages)
@@ -365,6 +404,7 @@ prepare_state() {
   fi
   make_tls "$STATE/rabbitmq/tls" RabbitMQ
   make_tls "$STATE/keystone/tls" Keystone
+  make_ovn_pki
   cp -f "$STATE/rabbitmq/tls/ca.crt" "$STATE/rabbitmq/ca.crt"
   cp -f "$STATE/keystone/tls/ca.crt" "$STATE/keystone-ca.crt"
 }
@@ -408,10 +448,10 @@ start_mariadb() {
   # Databases and users; the statements are idempotent and go through stdin.
   {
     local db user
-    for db in keystone placement nova_api nova nova_cell0; do
+    for db in keystone placement nova_api nova nova_cell0 neutron; do
       echo "CREATE DATABASE IF NOT EXISTS \`$db\` CHARACTER SET utf8mb4;"
     done
-    for user in keystone placement nova; do
+    for user in keystone placement nova neutron; do
       for h in 127.0.0.1 localhost; do
         echo "CREATE USER IF NOT EXISTS '$user'@'$h' IDENTIFIED BY '$(secret "db-$user")';"
         echo "ALTER USER '$user'@'$h' IDENTIFIED BY '$(secret "db-$user")';"
@@ -420,6 +460,7 @@ start_mariadb() {
     for h in 127.0.0.1 localhost; do
       echo "GRANT ALL PRIVILEGES ON keystone.* TO 'keystone'@'$h';"
       echo "GRANT ALL PRIVILEGES ON placement.* TO 'placement'@'$h';"
+      echo "GRANT ALL PRIVILEGES ON neutron.* TO 'neutron'@'$h';"
       for db in nova_api nova nova_cell0; do
         echo "GRANT ALL PRIVILEGES ON \`$db\`.* TO 'nova'@'$h';"
       done
@@ -530,18 +571,276 @@ finish_rabbitmq() {
   echo "rabbit://nova:$pw@$HOST:$RABBITMQ_TLS_PORT/" | write_file "$STATE/transport_url_tls"
 }
 
-# ---------------------------------------------------------------- stubs
+# ---------------------------------------------------------------- Glance stub
 
-# Neutron: empty lists, enough to show and list servers booted with no network.
-# Glance: one fixed image, enough to boot a server on nova-compute's fake driver.
-start_stubs() {
-  if ! service_pid neutron-stub >/dev/null; then
-    launch neutron-stub "$NEUTRON_PORT" -- $PY "$HERE/neutron-stub.py" --host $HOST --port "$NEUTRON_PORT"
-    log "neutron-stub: started on $NEUTRON_URL"
+# One fixed image, enough to boot a server on nova-compute's fake driver.
+start_image_stub() {
+  service_pid image-stub >/dev/null && return 0
+  launch image-stub "$IMAGE_PORT" -- $PY "$HERE/image-stub.py" --host $HOST --port "$IMAGE_PORT"
+  log "image-stub: started on $IMAGE_URL"
+}
+
+# ---------------------------------------------------------------- OVN central
+
+# Neutron's ML2/OVN driver writes networks and ports into an OVN Northbound
+# database and learns the chassis from the Southbound one. The set runs a
+# small central of its own for it: one NB and one SB ovsdb-server, each a
+# one-member Raft cluster as an OVNCentral's members are, and ovn-northd, all
+# on 127.0.0.1 with mutual TLS. They take about 13 MiB and start in a
+# quarter of a second. start-neutron can point Neutron at another central;
+# this one keeps running then, since it costs next to nothing.
+
+OVN_DIR=$STATE/ovn
+# The CA, with its key, and the members' server certificate.
+OVN_TLS=$OVN_DIR/tls
+# northd's, Neutron's and the test chassis' client certificate, under
+# cert-manager's file names: the shape start-neutron --tls-dir takes.
+OVN_CLIENT_TLS=$OVN_DIR/client
+OVN_CLIENT_ARGS=(--private-key="$OVN_CLIENT_TLS/tls.key" --certificate="$OVN_CLIENT_TLS/tls.crt"
+  --ca-cert="$OVN_CLIENT_TLS/ca.crt")
+
+# The OVS and OVN programs put what they are not told about into these
+# directories; none of it may land in the host's /var/run/openvswitch or
+# /etc/ovn.
+ovn_env() {
+  local v
+  for v in OVS_RUNDIR OVS_LOGDIR OVS_DBDIR OVS_SYSCONFDIR OVN_RUNDIR OVN_LOGDIR OVN_DBDIR OVN_SYSCONFDIR; do
+    echo "$v=$OVN_DIR"
+  done
+}
+
+# make_ovn_pki makes the central's CA and certificates, once. OVS checks the
+# extended key usage of every certificate but not its name, and the members
+# of a Raft cluster dial each other with their server certificate, so that
+# one carries clientAuth as well as serverAuth, as an OVNCentral's do. A new
+# CA gets a new client certificate.
+make_ovn_pki() {
+  make_tls "$OVN_TLS" OVN serverAuth,clientAuth
+  if [[ -s $OVN_CLIENT_TLS/tls.crt && -s $OVN_CLIENT_TLS/tls.key ]] &&
+    cmp -s "$OVN_TLS/ca.crt" "$OVN_CLIENT_TLS/ca.crt"; then
+    return 0
   fi
-  if ! service_pid image-stub >/dev/null; then
-    launch image-stub "$IMAGE_PORT" -- $PY "$HERE/image-stub.py" --host $HOST --port "$IMAGE_PORT"
-    log "image-stub: started on $IMAGE_URL"
+  mkdir -p "$OVN_CLIENT_TLS"
+  chmod 0700 "$OVN_CLIENT_TLS"
+  issue_cert "$OVN_TLS" client anvil-ovn-client clientAuth
+  mv -f "$OVN_TLS/client.key" "$OVN_CLIENT_TLS/tls.key"
+  mv -f "$OVN_TLS/client.crt" "$OVN_CLIENT_TLS/tls.crt"
+  cp -f "$OVN_TLS/ca.crt" "$OVN_CLIENT_TLS/ca.crt"
+  chmod 0644 "$OVN_CLIENT_TLS/tls.crt" "$OVN_CLIENT_TLS/ca.crt"
+}
+
+start_ovn_db() { # nb | sb
+  local db=$1 name=ovn-$1 port raft schema file=$OVN_DIR/$1.db
+  service_pid "$name" >/dev/null && return 0
+  if [[ $db == nb ]]; then
+    port=$OVN_NB_PORT raft=$OVN_NB_RAFT_PORT schema=/usr/share/ovn/ovn-nb.ovsschema
+  else
+    port=$OVN_SB_PORT raft=$OVN_SB_RAFT_PORT schema=/usr/share/ovn/ovn-sb.ovsschema
+  fi
+  # A clustered database records its member's Raft address, and its schema
+  # is the package's. One made for other ports or an older OVN is made
+  # again: it holds only what Neutron wrote, and Neutron writes it again
+  # when it starts (neutron_sync_mode = repair).
+  local want
+  want="ssl:$HOST:$raft $(pkg_version ovn-central)"
+  if [[ -e $file ]] && ! marker_is "$file.made" "$want"; then
+    log "$name: making the database again for ${want}"
+    rm -f "$file" "$file.made"
+  fi
+  if [[ ! -e $file ]]; then
+    ovsdb-tool create-cluster "$file" "$schema" "ssl:$HOST:$raft" >>"$LOGS/$name.log" 2>&1 ||
+      fail "$name" "ovsdb-tool create-cluster failed"
+    echo "$want" >"$file.made"
+  fi
+  local -a envs
+  mapfile -t envs < <(ovn_env)
+  launch "$name" "$port" "$raft" -- env "${envs[@]}" /usr/sbin/ovsdb-server "$file" \
+    --remote="pssl:$port:$HOST" --remote="punix:$OVN_DIR/$db.sock" --unixctl="$OVN_DIR/$db.ctl" \
+    --private-key="$OVN_TLS/server.key" --certificate="$OVN_TLS/server.crt" --ca-cert="$OVN_TLS/ca.crt" \
+    -vconsole:info -vsyslog:off
+  log "$name: started on ssl:$HOST:$port (Raft on $raft)"
+}
+
+start_ovn_northd() {
+  service_pid ovn-northd >/dev/null && return 0
+  local -a envs
+  mapfile -t envs < <(ovn_env)
+  launch ovn-northd -- env "${envs[@]}" /usr/bin/ovn-northd \
+    --ovnnb-db="$OVN_NB" --ovnsb-db="$OVN_SB" "${OVN_CLIENT_ARGS[@]}" \
+    --unixctl="$OVN_DIR/northd.ctl" -vconsole:info -vsyslog:off
+  log "ovn-northd: started"
+}
+
+start_ovn() {
+  start_ovn_db nb
+  start_ovn_db sb
+  start_ovn_northd
+}
+
+# ovn_db_serves ADDRESS DATABASE: the member serves DATABASE over TLS to the
+# client certificate.
+ovn_db_serves() {
+  ovsdb-client --timeout=5 "${OVN_CLIENT_ARGS[@]}" list-dbs "$1" | grep -qx "$2"
+}
+
+ovn_northd_active() {
+  ovn-appctl --timeout=5 -t "$OVN_DIR/northd.ctl" status | grep -q 'Status: active'
+}
+
+finish_ovn() {
+  wait_until ovn-nb "serving OVN_Northbound on $OVN_NB" ovn_db_serves "$OVN_NB" OVN_Northbound
+  wait_until ovn-sb "serving OVN_Southbound on $OVN_SB" ovn_db_serves "$OVN_SB" OVN_Southbound
+  wait_until ovn-northd "active" ovn_northd_active
+}
+
+# ---------------------------------------------------------------- Neutron
+
+NEUTRON_DIR=$STATE/neutron
+NEUTRON_CONF=$NEUTRON_DIR/neutron.conf
+# start-neutron --nb/--sb/--tls-dir records another central here as
+# NB=, SB= and TLS_DIR= lines. stop removes it, because the central it names
+# may be gone by the next start.
+NEUTRON_TARGET=$NEUTRON_DIR/ovn-target
+
+# neutron_target sets N_NB, N_SB and N_TLS: the OVN databases and the client
+# certificate directory neutron-server uses.
+neutron_target() {
+  N_NB=$OVN_NB N_SB=$OVN_SB N_TLS=$OVN_CLIENT_TLS
+  [[ -f $NEUTRON_TARGET ]] || return 0
+  local key value
+  while IFS='=' read -r key value; do
+    case $key in
+      NB) N_NB=$value ;;
+      SB) N_SB=$value ;;
+      TLS_DIR) N_TLS=$value ;;
+    esac
+  done <"$NEUTRON_TARGET"
+}
+
+write_neutron_config() {
+  neutron_target
+  mkdir -p "$NEUTRON_DIR/state" "$NEUTRON_DIR/lock"
+  cp -f /etc/neutron/api-paste.ini "$NEUTRON_DIR/api-paste.ini"
+  write_file "$NEUTRON_CONF" <<CONF
+# Written by hack/openstack/openstack.sh; regenerated on every start.
+[DEFAULT]
+bind_host = $HOST
+bind_port = $NEUTRON_PORT
+core_plugin = ml2
+service_plugins = ovn-router
+auth_strategy = keystone
+api_paste_config = $NEUTRON_DIR/api-paste.ini
+state_path = $NEUTRON_DIR/state
+use_stderr = true
+# One API worker: about 320 MiB for the whole server as it is.
+api_workers = 1
+rpc_workers = 0
+rpc_state_report_workers = 0
+# stop gives a service 20 s before it signals the whole group.
+graceful_shutdown_timeout = 5
+# Nothing speaks RPC to neutron-server under ML2/OVN: ovn-controller and the
+# OVN metadata agent read the Southbound database, and no DHCP, L3 or OVS
+# agent runs. oslo.messaging's in-memory driver keeps Neutron off the shared
+# RabbitMQ, whose vhost belongs to Nova.
+transport_url = fake:/
+# Port events reach Nova (network-vif-plugged, network-vif-deleted) as in a
+# real cloud, so that a server booted with a port sees it become active.
+# Neutron finds Nova in the catalog; while no compute endpoint is registered
+# it logs the failure and drops the event, which changes nothing else.
+notify_nova_on_port_status_changes = true
+notify_nova_on_port_data_changes = true
+
+[database]
+connection = $(db_url neutron neutron)
+
+[oslo_concurrency]
+lock_path = $NEUTRON_DIR/lock
+
+[oslo_messaging_notifications]
+driver = noop
+
+$(authtoken_section neutron)
+
+$(keystone_user_section nova neutron)
+endpoint_type = internal
+
+[ml2]
+mechanism_drivers = ovn
+type_drivers = local,flat,vlan,geneve
+tenant_network_types = geneve
+extension_drivers = port_security
+overlay_ip_version = 4
+
+[ml2_type_geneve]
+vni_ranges = 1:65536
+max_header_size = 38
+
+[ovn]
+ovn_nb_connection = $N_NB
+ovn_nb_private_key = $N_TLS/tls.key
+ovn_nb_certificate = $N_TLS/tls.crt
+ovn_nb_ca_cert = $N_TLS/ca.crt
+ovn_sb_connection = $N_SB
+ovn_sb_private_key = $N_TLS/tls.key
+ovn_sb_certificate = $N_TLS/tls.crt
+ovn_sb_ca_cert = $N_TLS/ca.crt
+ovn_metadata_enabled = true
+ovsdb_connection_timeout = 30
+# On start Neutron makes the Northbound database match its own: a new or
+# remade central, or one start-neutron names, gets Neutron's networks and
+# ports, and loses what Neutron does not know.
+neutron_sync_mode = repair
+CONF
+}
+
+# neutron_db_current: the schema was migrated for this package and the
+# database still has it (a new MariaDB data directory does not).
+neutron_db_current() {
+  marker_is "$NEUTRON_DIR/.db-synced" "$(pkg_version neutron-common)" &&
+    [[ $(echo "SELECT COUNT(*) FROM neutron.alembic_version;" | mariadb_sql 2>/dev/null) -gt 0 ]]
+}
+
+# The migrations take about 17 s on the first start. They need only MariaDB,
+# so they run while Keystone and Placement start. The child keeps the state
+# lock: a start that fails meanwhile leaves the next one waiting for the
+# migrations instead of running them twice.
+NEUTRON_SYNC_PID=""
+begin_neutron_db_sync() {
+  service_pid neutron-server >/dev/null && return 0
+  neutron_db_current && return 0
+  log "neutron: migrating the database"
+  echo "==== $(date -Is) neutron-db-manage upgrade heads" >>"$LOGS/neutron-manage.log"
+  neutron-db-manage --config-file "$NEUTRON_CONF" upgrade heads >>"$LOGS/neutron-manage.log" 2>&1 &
+  NEUTRON_SYNC_PID=$!
+}
+
+end_neutron_db_sync() {
+  [[ -n $NEUTRON_SYNC_PID ]] || return 0
+  wait "$NEUTRON_SYNC_PID" || fail neutron-manage "neutron-db-manage upgrade heads failed"
+  NEUTRON_SYNC_PID=""
+  pkg_version neutron-common >"$NEUTRON_DIR/.db-synced"
+}
+
+start_neutron() {
+  end_neutron_db_sync
+  service_pid neutron-server >/dev/null && return 0
+  launch neutron-server "$NEUTRON_PORT" -- /usr/bin/neutron-server --config-file "$NEUTRON_CONF"
+  log "neutron-server: started on $NEUTRON_URL against $N_NB"
+}
+
+# finish_neutron waits for the API, then for GET /v2.0/agents through the
+# catalog as the admin, the request "openstack network agent list" makes.
+# ML2/OVN answers it from the Southbound database, so it also proves the
+# OVN connections.
+finish_neutron() {
+  wait_until neutron-server "answering on $NEUTRON_URL" http_ok "$NEUTRON_URL/"
+  if ! $PY "$HERE/catalog.py" wait-network --timeout "$TIMEOUT" \
+    --auth-url "$KEYSTONE_URL" --admin-password-file "$SECRETS/keystone-admin" --region "$REGION" \
+    >>"$LOGS/catalog.log" 2>&1; then
+    service_pid neutron-server >/dev/null || fail neutron-server "exited before listing its agents"
+    err "neutron-server: GET /v2.0/agents did not succeed; see $LOGS/catalog.log"
+    tail -n 5 "$LOGS/catalog.log" | sed 's/^/    /' >&2
+    fail neutron-server "not listing its agents"
   fi
 }
 
@@ -681,14 +980,16 @@ register_catalog() {
   "admin_password_file": "$SECRETS/keystone-admin",
   "users": {
     "nova": "$SECRETS/keystone-nova",
-    "placement": "$SECRETS/keystone-placement"
+    "placement": "$SECRETS/keystone-placement",
+    "neutron": "$SECRETS/keystone-neutron"
   },
   "services": [
     {"name": "keystone", "type": "identity", "description": "OpenStack Identity",
      "endpoints": {"public": "$KEYSTONE_PUBLIC_URL", "internal": "$KEYSTONE_URL", "admin": "$KEYSTONE_URL"}},
     {"name": "placement", "type": "placement", "description": "Placement API",
      "endpoints": {"public": "$PLACEMENT_URL", "internal": "$PLACEMENT_URL", "admin": "$PLACEMENT_URL"}},
-    {"name": "neutron", "type": "network", "description": "Neutron stub (empty lists)",
+    {"name": "neutron", "type": "network", "description": "Neutron (ML2/OVN) of hack/openstack",
+     "previous_descriptions": ["Neutron stub (empty lists)"],
      "endpoints": {"public": "$NEUTRON_URL", "internal": "$NEUTRON_URL", "admin": "$NEUTRON_URL"}},
     {"name": "glance", "type": "image", "description": "Glance stub (one fake image)",
      "endpoints": {"public": "$IMAGE_URL", "internal": "$IMAGE_URL", "admin": "$IMAGE_URL"}}
@@ -698,7 +999,9 @@ JSON
   )
   secret keystone-nova >/dev/null
   secret keystone-placement >/dev/null
-  want=$(cat "$SECRETS/keystone-admin" "$SECRETS/keystone-nova" "$SECRETS/keystone-placement" - <<<"$spec" | sha256sum | cut -c1-16)
+  secret keystone-neutron >/dev/null
+  want=$(cat "$SECRETS/keystone-admin" "$SECRETS/keystone-nova" "$SECRETS/keystone-placement" \
+    "$SECRETS/keystone-neutron" - <<<"$spec" | sha256sum | cut -c1-16)
   marker_is "$marker" "$want" && return 0
   log "keystone: registering service users, services and endpoints"
   $PY "$HERE/catalog.py" register <<<"$spec" >>"$LOGS/catalog.log" 2>&1 ||
@@ -878,6 +1181,7 @@ start_nova_service() { # nova-conductor | nova-scheduler
 # ---------------------------------------------------------------- outputs
 
 write_outputs() {
+  neutron_target
   write_file "$STATE/clouds.yaml" <<YAML
 # Written by hack/openstack/openstack.sh.
 # OS_CLIENT_CONFIG_FILE=$STATE/clouds.yaml openstack --os-cloud anvil ...
@@ -931,6 +1235,14 @@ ANVIL_OPENSTACK_TRANSPORT_URL_TLS_FILE=$STATE/transport_url_tls
 ANVIL_OPENSTACK_MARIADB_PORT=$MARIADB_PORT
 ANVIL_OPENSTACK_NOVA_CONF=$NOVA_CONF
 ANVIL_OPENSTACK_CLOUDS_YAML=$STATE/clouds.yaml
+ANVIL_OPENSTACK_OVN_NB=$OVN_NB
+ANVIL_OPENSTACK_OVN_SB=$OVN_SB
+ANVIL_OPENSTACK_OVN_NB_UNIX=unix:$OVN_DIR/nb.sock
+ANVIL_OPENSTACK_OVN_SB_UNIX=unix:$OVN_DIR/sb.sock
+ANVIL_OPENSTACK_OVN_TLS_DIR=$OVN_CLIENT_TLS
+ANVIL_OPENSTACK_NEUTRON_OVN_NB=$N_NB
+ANVIL_OPENSTACK_NEUTRON_OVN_SB=$N_SB
+ANVIL_OPENSTACK_NEUTRON_OVN_TLS_DIR=$N_TLS
 ENV
 }
 
@@ -950,17 +1262,22 @@ cmd_start() {
   start_mariadb
   start_epmd
   start_rabbitmq
-  start_stubs
+  start_ovn
+  write_neutron_config
+  begin_neutron_db_sync
+  start_image_stub
   start_keystone
   start_placement
   finish_keystone
   register_catalog
   finish_rabbitmq
+  finish_ovn
+  start_neutron
   write_nova_config
   write_outputs
-  wait_until neutron-stub "answering" http_ok "$NEUTRON_URL/"
   wait_until image-stub "answering" http_ok "$IMAGE_URL/versions"
   wait_until placement "answering on $PLACEMENT_URL" http_ok "$PLACEMENT_URL/"
+  finish_neutron
   log "all services up in $((SECONDS - started))s; state in $STATE"
   log "try: OS_CLIENT_CONFIG_FILE=$STATE/clouds.yaml openstack --os-cloud anvil catalog list"
 }
@@ -1008,12 +1325,70 @@ cmd_stop_nova() {
   fi
 }
 
+# cmd_start_neutron restarts neutron-server against the OVN central the
+# flags name, or against the set's own without flags.
+cmd_start_neutron() {
+  local nb="" sb="" tls="" a
+  while (($#)); do
+    case $1 in
+      --nb | --sb | --tls-dir)
+        (($# >= 2)) || { err "start-neutron: $1 needs a value"; exit 2; }
+        case $1 in --nb) nb=$2 ;; --sb) sb=$2 ;; --tls-dir) tls=$2 ;; esac
+        shift 2
+        ;;
+      --nb=*) nb=${1#*=} && shift ;;
+      --sb=*) sb=${1#*=} && shift ;;
+      --tls-dir=*) tls=${1#*=} && shift ;;
+      *)
+        err "start-neutron: unknown argument $1"
+        exit 2
+        ;;
+    esac
+  done
+  if [[ -n $nb$sb$tls ]]; then
+    if [[ -z $nb || -z $sb || -z $tls ]]; then
+      err "start-neutron: give --nb, --sb and --tls-dir together, or none of them"
+      exit 2
+    fi
+    # OVS clients take a comma list of members; the central requires TLS.
+    for a in ${nb//,/ } ${sb//,/ }; do
+      [[ $a =~ ^ssl:.+:[0-9]+$ ]] || { err "start-neutron: $a is not an ssl:HOST:PORT address"; exit 2; }
+    done
+    [[ -d $tls ]] || { err "start-neutron: $tls is not a directory"; exit 2; }
+    tls=$(cd "$tls" && pwd)
+    for a in tls.crt tls.key ca.crt; do
+      [[ -r $tls/$a ]] || { err "start-neutron: $tls/$a is missing"; exit 2; }
+    done
+  fi
+  local started=$SECONDS
+  lock_state
+  service_pid mariadb >/dev/null && service_pid keystone >/dev/null ||
+    { err "run openstack.sh start first"; exit 1; }
+  if [[ -n $nb ]]; then
+    printf 'NB=%s\nSB=%s\nTLS_DIR=%s\n' "$nb" "$sb" "$tls" | write_file "$NEUTRON_TARGET"
+  else
+    rm -f "$NEUTRON_TARGET"
+  fi
+  start_ovn
+  finish_ovn
+  stop_services neutron-server
+  write_neutron_config
+  begin_neutron_db_sync
+  start_neutron
+  write_outputs
+  finish_neutron
+  log "neutron-server up against $N_NB in $((SECONDS - started))s"
+}
+
 cmd_stop() {
   lock_state
-  # The API services and Nova first, then the bus, then epmd and the database.
-  stop_services nova-scheduler nova-conductor nova-api placement keystone neutron-stub image-stub
+  # The API services and Nova first, then the OVN central Neutron used, then
+  # the bus, then epmd and the database.
+  stop_services nova-scheduler nova-conductor nova-api placement keystone neutron-server image-stub
+  stop_services ovn-northd ovn-nb ovn-sb
   stop_services rabbitmq
   stop_services epmd mariadb
+  rm -f "$NEUTRON_TARGET"
 }
 
 service_ports() {
@@ -1021,7 +1396,16 @@ service_ports() {
     mariadb) echo "$MARIADB_PORT" ;;
     epmd) echo "$EPMD_PORT" ;;
     rabbitmq) echo "$RABBITMQ_PORT,$RABBITMQ_TLS_PORT/tls" ;;
-    neutron-stub) echo "$NEUTRON_PORT" ;;
+    ovn-nb) echo "$OVN_NB_PORT/ssl,$OVN_NB_RAFT_PORT/raft" ;;
+    ovn-sb) echo "$OVN_SB_PORT/ssl,$OVN_SB_RAFT_PORT/raft" ;;
+    neutron-server)
+      neutron_target
+      if [[ $N_NB == "$OVN_NB" ]]; then
+        echo "$NEUTRON_PORT (OVN: the set's own)"
+      else
+        echo "$NEUTRON_PORT (OVN: $N_NB)"
+      fi
+      ;;
     image-stub) echo "$IMAGE_PORT" ;;
     keystone) echo "$KEYSTONE_PORT,$KEYSTONE_TLS_PORT/https" ;;
     placement) echo "$PLACEMENT_PORT" ;;
@@ -1056,6 +1440,10 @@ case "${1:-}" in
   install) cmd_install ;;
   start) cmd_start ;;
   start-nova) cmd_start_nova ;;
+  start-neutron)
+    shift
+    cmd_start_neutron "$@"
+    ;;
   stop-nova) cmd_stop_nova ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
