@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/anvil/anvil/internal/dev/netutil"
+	"github.com/anvil/anvil/internal/dev/provisioner"
 )
 
 // FakeNodeAnnotation marks the Nodes the test kwok manages. Nodes without it
@@ -37,9 +38,12 @@ type Node struct {
 }
 
 // workloads are the processes that make a bare apiserver schedule and run
-// pods: the controller manager, the scheduler and kwok as a fake kubelet.
+// pods: the controller manager, the scheduler and kwok as a fake kubelet,
+// plus the volume provisioner, which runs in this process.
 type workloads struct {
 	procs []*process
+	// stopProvisioner ends the provisioner's informers.
+	stopProvisioner context.CancelFunc
 }
 
 // process is one child process with its log file.
@@ -60,6 +64,13 @@ func (c *Cluster) StartWorkloads(ctx context.Context, nodes ...Node) error {
 			return err
 		}
 		c.workloads = w
+		// Claims need volumes before the scheduler places their pods; it
+		// lives as long as the other workloads, not as long as ctx.
+		pctx, cancel := context.WithCancel(context.Background())
+		w.stopProvisioner = cancel
+		if err := provisioner.Start(pctx, c.Config); err != nil {
+			return fmt.Errorf("starting the volume provisioner: %w", err)
+		}
 	}
 	return c.CreateNodes(ctx, nodes...)
 }
@@ -193,6 +204,9 @@ func startProcess(path, name, logPath string, args []string) (*process, error) {
 
 // stop terminates every process, newest first, and waits for each.
 func (w *workloads) stop() error {
+	if w.stopProvisioner != nil {
+		w.stopProvisioner()
+	}
 	var errs []error
 	for i := len(w.procs) - 1; i >= 0; i-- {
 		p := w.procs[i]
