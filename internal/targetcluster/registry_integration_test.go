@@ -561,9 +561,11 @@ func TestIntegrationUnreachableClusterCostsOnlyItsOwnObjects(t *testing.T) {
 	up, down := median(baseline), median(degraded)
 	ratio := float64(down) / float64(up)
 	t.Logf("compute-a convergence, median of %d: %s with compute-b up, %s with compute-b down (ratio %.2f)", samples, up, down, ratio)
-	// Loopback latencies are a few milliseconds, where scheduler noise alone
-	// can exceed half the value; a difference under 10ms is not a slowdown.
-	if ratio > 1.5 && down-up > 10*time.Millisecond {
+	// Loopback latencies are a few milliseconds, where scheduler noise on
+	// two busy cores alone can double them. Waiting on the unreachable
+	// cluster would cost at least a dial timeout, seconds, so a difference
+	// under half a second is noise, not a slowdown.
+	if ratio > 1.5 && down-up > 500*time.Millisecond {
 		t.Errorf("an unreachable compute-b slowed compute-a down %.2fx", ratio)
 	}
 
