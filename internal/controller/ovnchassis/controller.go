@@ -1,0 +1,210 @@
+// Package ovnchassis reconciles OVNChassis objects: Open vSwitch and
+// ovn-controller on the selected nodes of a cluster, connected to an
+// OVNCentral on the same or another cluster. A pass
+//   - resolves the central and the addresses the chassis dial;
+//   - copies the central's client identity next to the chassis when they
+//     live on different clusters;
+//   - renders one entry per node, keeping each node's system-id for life;
+//   - runs the OVS DaemonSet, then the ovn-controller DaemonSet;
+//   - runs the maintenance Jobs of changed, demoted and departed nodes.
+//
+// docs/design/ovn.md is the contract of what runs in the pods.
+package ovnchassis
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/conditions"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// Requeue intervals.
+const (
+	// centralPoll polls a central that is not ready, a held cluster and a
+	// client identity cert-manager has not issued yet.
+	centralPoll = 15 * time.Second
+	// daemonSetPoll polls a rolling DaemonSet.
+	daemonSetPoll = 10 * time.Second
+	// maintenancePoll polls running or deferred maintenance Jobs.
+	maintenancePoll = 15 * time.Second
+)
+
+// childKinds are what a chassis writes onto its children's cluster; a
+// placed chassis's teardown sweeps them, the client copy among them.
+var childKinds = []schema.GroupVersionKind{
+	{Group: "apps", Version: "v1", Kind: "DaemonSet"},
+	{Version: "v1", Kind: "ConfigMap"},
+	{Group: "batch", Version: "v1", Kind: "Job"},
+	{Version: "v1", Kind: "Secret"},
+}
+
+// Reconciler reconciles OVNChassis objects.
+type Reconciler struct {
+	// Client reads and writes the management cluster.
+	Client client.Client
+	// APIReader reads the management cluster without a cache.
+	APIReader client.Reader
+	// Scheme maps types to kinds for ownership.
+	Scheme *runtime.Scheme
+	// Registry resolves targetClusterRef; nil turns placed chassis off.
+	Registry *targetcluster.Registry
+	// Teardown removes a placed chassis's children on deletion.
+	Teardown *targetcluster.Teardown
+	// Recorder records the events of condition transitions.
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=ovn.openstack.c5c3.io,resources=ovnchassis,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=ovn.openstack.c5c3.io,resources=ovnchassis/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ovn.openstack.c5c3.io,resources=ovnchassis/finalizers,verbs=update
+// +kubebuilder:rbac:groups=ovn.openstack.c5c3.io,resources=ovncentrals,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+
+// pass is what one pass over a chassis builds up, step by step.
+type pass struct {
+	chassis *ovnv1alpha1.OVNChassis
+	before  *ovnv1alpha1.OVNChassis
+	// children is where the children live, live reads that cluster
+	// without a cache. Set by Cluster.
+	children *targetcluster.Children
+	live     client.Reader
+	// central and addrs are the resolved central. Set by Central.
+	central *ovnv1alpha1.OVNCentral
+	addrs   CentralAddresses
+	// resolved is CentralReady's message once everything resolved.
+	resolved string
+	// entries are the rendered nodes. Set by Nodes.
+	entries []NodeEntry
+	// scriptsHash is the hash of the scripts ConfigMap. Set by Nodes.
+	scriptsHash string
+	// ovsReady is set by OVS when every OVS pod runs its template.
+	ovsReady bool
+}
+
+// steps are the pass's steps in order, each with the condition it owns.
+func (r *Reconciler) steps() []flow.Step[*pass] {
+	return []flow.Step[*pass]{
+		{Condition: ovnv1alpha1.CentralReadyCondition, Run: r.reconcileCluster},
+		{Condition: ovnv1alpha1.CentralReadyCondition, Run: r.reconcileCentral},
+		{Condition: ovnv1alpha1.CentralReadyCondition, Run: r.reconcileClientSecret},
+		{Condition: ovnv1alpha1.NodesReadyCondition, Run: r.reconcileNodes},
+		{Condition: ovnv1alpha1.OVSReadyCondition, Run: r.reconcileOVS},
+		{Condition: ovnv1alpha1.ControllerReadyCondition, Run: r.reconcileController},
+		{Condition: ovnv1alpha1.MaintenanceReadyCondition, Run: r.reconcileMaintenance},
+	}
+}
+
+// Reconcile brings one chassis up to date: get, defer the status patch,
+// take the deletion branch, then run the steps in order.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	chassis := &ovnv1alpha1.OVNChassis{}
+	if err := r.Client.Get(ctx, req.NamespacedName, chassis); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	p := &pass{chassis: chassis, before: chassis.DeepCopy()}
+	var passErr error
+	defer func() {
+		if err := r.patchStatus(ctx, p.before, chassis, passErr); err != nil {
+			retErr = errors.Join(retErr, err)
+		}
+	}()
+
+	if !chassis.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, chassis)
+	}
+	var out flow.Outcome
+	out, passErr = flow.Run(ctx, conditionsOf(chassis), p, r.steps())
+	return flow.Result(out, passErr)
+}
+
+// reconcileCluster resolves where the children live and, for a placed
+// chassis, holds it with the remote-children finalizer before anything is
+// written there. An unknown cluster stops the pass before anything else.
+func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass) (flow.Outcome, error) {
+	c := p.chassis
+	children, err := r.Registry.ChildrenFor(c.TargetClusterName(), targetcluster.LocalChildren(r.Client))
+	if err != nil {
+		return flow.Continue, flow.Wait(ovnv1alpha1.CentralReadyCondition, anvilmeta.TargetClusterUnavailableReason,
+			centralPoll, "%s", err.Error())
+	}
+	p.children, p.live = children, r.APIReader
+	if children.Remote == nil {
+		return flow.Continue, nil
+	}
+	p.live = children.Remote.Reader
+	if controllerutil.AddFinalizer(c, targetcluster.RemoteChildrenFinalizer) {
+		if err := r.Client.Patch(ctx, c, client.MergeFrom(p.before)); err != nil {
+			return flow.Continue, err
+		}
+		p.before = c.DeepCopy()
+	}
+	return flow.Continue, nil
+}
+
+// reconcileDelete lets local children go with their ownerReferences, and
+// sweeps a placed chassis's children, the client copy among them, before
+// releasing its finalizer. Deleting a chassis is not a drain: the
+// Southbound keeps the nodes' Chassis rows.
+func (r *Reconciler) reconcileDelete(ctx context.Context, c *ovnv1alpha1.OVNChassis) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(c, targetcluster.RemoteChildrenFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	res, err := r.Teardown.Run(ctx, c, childKinds)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !res.Release {
+		conditionsOf(c).Set(ovnv1alpha1.CentralReadyCondition, metav1.ConditionFalse,
+			anvilmeta.TargetClusterUnavailableReason, res.Unavailable.Error())
+		return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
+	}
+	patch := client.MergeFrom(c.DeepCopy())
+	controllerutil.RemoveFinalizer(c, targetcluster.RemoteChildrenFinalizer)
+	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, c, patch))
+}
+
+// patchStatus ends every pass: the shared rollup derives Ready, records
+// the transition events and writes what changed.
+func (r *Reconciler) patchStatus(ctx context.Context, before, c *ovnv1alpha1.OVNChassis, passErr error) error {
+	return conditions.PatchStatus(ctx, r.Client, r.Recorder, before, c, &before.Status.CommonStatus, &c.Status.CommonStatus, passErr, r.summary())
+}
+
+// summary is how a chassis's Ready is derived and its events recorded.
+func (r *Reconciler) summary() conditions.Summary {
+	return conditions.Summary{
+		Steps:        flow.StepConditions(r.steps()),
+		ReadyMessage: "every selected node runs Open vSwitch and ovn-controller connected to the central",
+		Events:       transitionEvents,
+	}
+}
+
+// newSystemID mints a random RFC 4122 version 4 UUID, the form OVN
+// expects of a system-id.
+func newSystemID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,94 @@
+package ovnchassis
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+)
+
+// BuildMaintenanceJob returns the Job of one node action. The apply Job
+// runs on the node itself, against its OVS database; the evacuate and
+// chassis-del Jobs talk to the central and run anywhere. None is retried:
+// a failure is reported, and deleting the Job runs it again.
+func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralAddresses) *batchv1.Job {
+	spec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Tolerations: c.Spec.Tolerations}
+	script := func(name string) []string { return []string{"/bin/bash", scriptsMountPath + "/" + name} }
+	tls := corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: c.Status.ClientSecretName, DefaultMode: ptr.To[int32](0o440),
+	}}}
+	tlsMount := corev1.VolumeMount{Name: "tls", MountPath: tlsPath, ReadOnly: true}
+	scriptsMount := corev1.VolumeMount{Name: "scripts", MountPath: scriptsMountPath, ReadOnly: true}
+	switch a.Kind {
+	case ApplyJob:
+		spec.NodeName = a.Entry.Name
+		spec.HostNetwork = true
+		spec.Containers = []corev1.Container{applyNodeContainer(c, addrs.Remote)}
+		spec.Volumes = []corev1.Volume{
+			hostPath("run-openvswitch", ovsRunPath, corev1.HostPathDirectory),
+			{Name: "nodes", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: NodesName(c)},
+			}}},
+			scriptsVolume(c),
+		}
+	case EvacuateJob:
+		spec.Containers = []corev1.Container{{
+			Name: "evacuate", Image: c.ResolvedImage(), Command: script("evacuate.sh"),
+			Env:          []corev1.EnvVar{{Name: "OVN_NB_DB", Value: addrs.NB}, {Name: "SYSTEM_ID", Value: a.Entry.SystemID}},
+			VolumeMounts: []corev1.VolumeMount{tlsMount, scriptsMount},
+		}}
+		spec.Volumes = []corev1.Volume{tls, scriptsVolume(c)}
+	case ChassisDelJob:
+		spec.Containers = []corev1.Container{{
+			Name: "chassis-del", Image: c.ResolvedImage(), Command: script("chassis-del.sh"),
+			Env:          []corev1.EnvVar{{Name: "OVN_SB_DB", Value: addrs.SB}, {Name: "SYSTEM_ID", Value: a.Entry.SystemID}},
+			VolumeMounts: []corev1.VolumeMount{tlsMount, scriptsMount},
+		}}
+		spec.Volumes = []corev1.Volume{tls, scriptsVolume(c)}
+	}
+	return &batchv1.Job{
+		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: JobName(c, a.Kind, a.Entry.Name), Namespace: c.Namespace, Labels: childLabels(c, a.Kind),
+			Annotations: map[string]string{nodeAnnotation: a.Entry.Name, configHashAnnotation: a.Entry.Hash()},
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:            ptr.To[int32](0),
+			ActiveDeadlineSeconds:   ptr.To[int64](300),
+			TTLSecondsAfterFinished: ptr.To[int32](86400),
+			Template:                corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: selector(c, a.Kind)}, Spec: spec},
+		},
+	}
+}
+
+// BuildClientSecret returns the copy of the central's client identity on
+// the chassis's cluster: exactly the three keys, nothing else.
+func BuildClientSecret(c *ovnv1alpha1.OVNChassis, source *corev1.Secret) *corev1.Secret {
+	data := map[string][]byte{}
+	for _, k := range clientKeys {
+		data[k] = source.Data[k]
+	}
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: ClientSecretName(c), Namespace: c.Namespace, Labels: childLabels(c, ClientSecretComponent)},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       data,
+	}
+}
+
+// clientKeys are the keys of a client identity, in the order they are
+// checked.
+var clientKeys = []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey, "ca.crt"}
+
+// MissingClientKey returns the first key of the identity s lacks or holds
+// empty.
+func MissingClientKey(s *corev1.Secret) string {
+	for _, k := range clientKeys {
+		if len(s.Data[k]) == 0 {
+			return k
+		}
+	}
+	return ""
+}

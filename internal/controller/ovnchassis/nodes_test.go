@@ -1,0 +1,153 @@
+package ovnchassis
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+)
+
+func TestNodeEntryRender(t *testing.T) {
+	e := NodeEntry{Name: "hv1", SystemID: "id-1", Gateway: true, BridgeMappings: "physnet1:br-ex", EncapType: "geneve"}
+	got := e.Render()
+	want := "SYSTEM_ID=\"id-1\"\nGATEWAY=true\nBRIDGE_MAPPINGS=\"physnet1:br-ex\"\nENCAP_TYPE=\"geneve\"\n"
+	if got != want {
+		t.Errorf("render = %q", got)
+	}
+	if ParseSystemID(got) != "id-1" {
+		t.Errorf("system-id read back = %q", ParseSystemID(got))
+	}
+	e.Leaving = true
+	if !strings.HasSuffix(e.Render(), "LEAVING=true\n") || e.Hash() == (NodeEntry{Name: "hv1", SystemID: "id-1"}).Hash() {
+		t.Errorf("leaving entry = %q", e.Render())
+	}
+	if len(e.Hash()) != 8 {
+		t.Errorf("hash = %q", e.Hash())
+	}
+}
+
+func TestDecideNodes(t *testing.T) {
+	c := testChassis("compute-a")
+	c.Spec.Gateway = &ovnv1alpha1.ChassisGatewaySpec{NodeSelector: map[string]string{GatewayNodeLabel: "true"}}
+	c.Spec.BridgeMappings = []ovnv1alpha1.BridgeMapping{{PhysicalNetwork: "physnet1", Bridge: "br-ex"}}
+	c.Status.Nodes = []ovnv1alpha1.ChassisNodeStatus{{Name: "hv2", SystemID: "from-status"}, {Name: "gone", SystemID: "gone-id"}}
+	live := map[string]string{"hv1": NodeEntry{SystemID: "from-live"}.Render(), "hv2": NodeEntry{SystemID: "live-wins"}.Render()}
+	minted := 0
+	mint := func() string { minted++; return "minted" }
+	selected := []NodeInput{
+		{Name: "hv3", Labels: map[string]string{}},
+		{Name: "hv1", Labels: map[string]string{GatewayNodeLabel: "true"}},
+		{Name: "hv2"},
+	}
+	got := DecideNodes(c, selected, live, mint)
+	want := []NodeEntry{
+		{Name: "gone", SystemID: "gone-id", EncapType: "geneve", Leaving: true},
+		{Name: "hv1", SystemID: "from-live", Gateway: true, BridgeMappings: "physnet1:br-ex", EncapType: "geneve"},
+		{Name: "hv2", SystemID: "live-wins", BridgeMappings: "physnet1:br-ex", EncapType: "geneve"},
+		{Name: "hv3", SystemID: "minted", BridgeMappings: "physnet1:br-ex", EncapType: "geneve"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("entries = %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("entry %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if minted != 1 {
+		t.Errorf("minted %d system-ids, want 1", minted)
+	}
+}
+
+func TestDecideMaintenance(t *testing.T) {
+	entry := func(name string, gw, leaving bool) NodeEntry {
+		return NodeEntry{Name: name, SystemID: name + "-id", Gateway: gw, EncapType: "geneve", Leaving: leaving}
+	}
+	recorded := func(e NodeEntry, hash string, gw, evacuated bool) ovnv1alpha1.ChassisNodeStatus {
+		return ovnv1alpha1.ChassisNodeStatus{Name: e.Name, SystemID: e.SystemID, ConfigHash: hash, Gateway: gw, GatewayEvacuated: evacuated}
+	}
+	a, b, cNode, d := entry("a", false, false), entry("b", false, false), entry("c", false, true), entry("d", true, false)
+	tests := []struct {
+		name     string
+		entries  []NodeEntry
+		recorded []ovnv1alpha1.ChassisNodeStatus
+		want     []string
+	}{
+		{"new nodes need nothing", []NodeEntry{a, b}, nil, nil},
+		{"unchanged nodes need nothing", []NodeEntry{a}, []ovnv1alpha1.ChassisNodeStatus{recorded(a, a.Hash(), false, false)}, nil},
+		{"a changed entry is applied", []NodeEntry{a}, []ovnv1alpha1.ChassisNodeStatus{recorded(a, "00000000", false, false)}, []string{"apply a"}},
+		{"a demoted gateway is applied first", []NodeEntry{a}, []ovnv1alpha1.ChassisNodeStatus{recorded(entry("a", true, false), entry("a", true, false).Hash(), true, false)}, []string{"apply a"}},
+		{"then evacuated", []NodeEntry{a}, []ovnv1alpha1.ChassisNodeStatus{recorded(a, a.Hash(), true, false)}, []string{"evacuate a"}},
+		{"once", []NodeEntry{a}, []ovnv1alpha1.ChassisNodeStatus{recorded(a, a.Hash(), false, true)}, nil},
+		{"a leaving node is deleted", []NodeEntry{cNode}, []ovnv1alpha1.ChassisNodeStatus{recorded(cNode, "11111111", false, false)}, []string{"chassis-del c"}},
+		{"a promoted gateway is applied", []NodeEntry{d}, []ovnv1alpha1.ChassisNodeStatus{recorded(entry("d", false, false), entry("d", false, false).Hash(), false, true)}, []string{"apply d"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, act := range DecideMaintenance(tt.entries, tt.recorded) {
+			got = append(got, act.Kind+" "+act.Entry.Name)
+		}
+		if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestRecordNodes(t *testing.T) {
+	a := NodeEntry{Name: "a", SystemID: "a-id", EncapType: "geneve"}
+	gone := NodeEntry{Name: "gone", SystemID: "g-id", Leaving: true}
+	prev := []ovnv1alpha1.ChassisNodeStatus{
+		{Name: "a", SystemID: "a-id", ConfigHash: "00000000", Gateway: true},
+		{Name: "gone", SystemID: "g-id", ConfigHash: "11111111"},
+	}
+	got := RecordNodes([]NodeEntry{a, gone}, prev, map[string]string{"a": ApplyJob})
+	if len(got) != 2 || got[0].ConfigHash != a.Hash() || !got[0].Gateway || !got[1].Leaving {
+		t.Fatalf("after apply: %+v", got)
+	}
+	got = RecordNodes([]NodeEntry{a, gone}, got, map[string]string{"a": EvacuateJob, "gone": ChassisDelJob})
+	if len(got) != 1 || got[0].Gateway || !got[0].GatewayEvacuated {
+		t.Fatalf("after evacuation and deletion: %+v", got)
+	}
+	fresh := RecordNodes([]NodeEntry{{Name: "new", SystemID: "n", Gateway: true}}, nil, nil)
+	if len(fresh) != 1 || fresh[0].ConfigHash == "" || !fresh[0].Gateway {
+		t.Errorf("a new node = %+v", fresh)
+	}
+}
+
+func TestBuildClientSecretCopiesExactlyThreeKeys(t *testing.T) {
+	src := &corev1.Secret{Data: map[string][]byte{"tls.crt": []byte("c"), "tls.key": []byte("k"), "ca.crt": []byte("a"), "extra": []byte("x")}}
+	s := BuildClientSecret(testChassis("compute-a"), src)
+	if len(s.Data) != 3 || s.Data["extra"] != nil || s.Labels[componentLabel] != ClientSecretComponent || s.Name != "controlplane-compute-chassis-ovn-client" {
+		t.Errorf("copy = %s %v %v", s.Name, s.Labels, s.Data)
+	}
+	if MissingClientKey(&corev1.Secret{Data: map[string][]byte{"tls.crt": []byte("c")}}) != "tls.key" {
+		t.Error("missing key not found in order")
+	}
+}
+
+func TestJobNameFits(t *testing.T) {
+	c := testChassis("")
+	c.Name = strings.Repeat("c", ovnv1alpha1.MaxOVNChassisNameLength)
+	if n := len(JobName(c, ChassisDelJob, strings.Repeat("n", 253))); n > 63 {
+		t.Errorf("Job name has %d characters", n)
+	}
+}
+
+func TestDaemonSetRolledOut(t *testing.T) {
+	ds := func(desired, ready, updated int32) *appsv1.DaemonSet {
+		return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "x", Generation: 1}, Status: appsv1.DaemonSetStatus{
+			ObservedGeneration: 1, DesiredNumberScheduled: desired, NumberReady: ready, UpdatedNumberScheduled: updated}}
+	}
+	for _, tt := range []struct {
+		ds   *appsv1.DaemonSet
+		want bool
+	}{{ds(0, 0, 0), true}, {ds(3, 3, 3), true}, {ds(3, 2, 3), false}, {ds(3, 3, 1), false}} {
+		if got, _ := DaemonSetRolledOut(tt.ds); got != tt.want {
+			t.Errorf("%+v: got %v", tt.ds.Status, got)
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package ovnchassis
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// jobState is where one node's maintenance Job stands.
+type jobState int
+
+const (
+	jobRunning jobState = iota
+	jobDone
+	jobFailed
+	jobDeferred
+)
+
+// reconcileMaintenance walks the nodes in name order and runs the Job each
+// needs (DecideMaintenance). A running Job does not hold other nodes; a
+// failed one stops the walk and is reported until someone deletes it,
+// which runs it again. A finished Job moves its node's status on and is
+// deleted, so the Job of a later change never meets an old one.
+func (r *Reconciler) reconcileMaintenance(ctx context.Context, p *pass) (flow.Outcome, error) {
+	c := p.chassis
+	done := map[string]string{}
+	running, deferred := 0, 0
+	for _, a := range DecideMaintenance(p.entries, c.Status.Nodes) {
+		state, job, err := r.runJob(ctx, p, a)
+		if err != nil {
+			return flow.Continue, err
+		}
+		switch state {
+		case jobDone:
+			done[a.Entry.Name] = a.Kind
+		case jobRunning:
+			running++
+		case jobDeferred:
+			deferred++
+		case jobFailed:
+			c.Status.Nodes = RecordNodes(p.entries, c.Status.Nodes, done)
+			conditionsOf(c).Set(ovnv1alpha1.MaintenanceReadyCondition, metav1.ConditionFalse, ovnv1alpha1.MaintenanceJobFailedReason,
+				fmt.Sprintf("The %s Job %s for node %s failed; inspect its pod logs", a.Kind, job, a.Entry.Name))
+			return flow.Continue, nil
+		}
+	}
+	c.Status.Nodes = RecordNodes(p.entries, c.Status.Nodes, done)
+	if err := r.dropDeparted(ctx, p, done); err != nil {
+		return flow.Continue, err
+	}
+	switch {
+	case running > 0:
+		conditionsOf(c).Set(ovnv1alpha1.MaintenanceReadyCondition, metav1.ConditionTrue, ovnv1alpha1.MaintenanceRunningReason,
+			strconv.Itoa(running)+" maintenance Jobs are running")
+		return flow.Requeue(maintenancePoll), nil
+	case deferred > 0:
+		conditionsOf(c).Set(ovnv1alpha1.MaintenanceReadyCondition, metav1.ConditionTrue, ovnv1alpha1.MaintenanceDeferredReason,
+			strconv.Itoa(deferred)+" maintenance Jobs wait for the central's addresses")
+		return flow.Requeue(maintenancePoll), nil
+	}
+	conditionsOf(c).Set(ovnv1alpha1.MaintenanceReadyCondition, metav1.ConditionTrue, ovnv1alpha1.MaintenanceIdleReason,
+		"no node needs maintenance")
+	return flow.Continue, nil
+}
+
+// runJob creates, follows or clears one node's Job.
+func (r *Reconciler) runJob(ctx context.Context, p *pass, a NodeAction) (jobState, string, error) {
+	c := p.chassis
+	if (a.Kind == EvacuateJob && p.addrs.NB == "") || (a.Kind == ChassisDelJob && p.addrs.SB == "") {
+		return jobDeferred, "", nil
+	}
+	want := BuildMaintenanceJob(c, a, p.addrs)
+	live := &batchv1.Job{}
+	err := p.live.Get(ctx, client.ObjectKeyFromObject(want), live)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := p.children.Apply(ctx, r.Scheme, c, want, targetcluster.CreateOnly); err != nil {
+			return 0, "", fmt.Errorf("creating Job %s: %w", want.Name, err)
+		}
+		return jobRunning, want.Name, nil
+	case err != nil:
+		return 0, "", fmt.Errorf("reading Job %s: %w", want.Name, err)
+	}
+	finished := jobFinished(live, batchv1.JobComplete) || jobFinished(live, batchv1.JobFailed)
+	switch {
+	case live.Annotations[configHashAnnotation] != want.Annotations[configHashAnnotation]:
+		// The entry changed again since this Job was made; a finished one
+		// makes way for the current entry's, a running one is waited for.
+		if finished {
+			return jobRunning, live.Name, r.deleteJob(ctx, p, live)
+		}
+		return jobRunning, live.Name, nil
+	case jobFinished(live, batchv1.JobFailed):
+		return jobFailed, live.Name, nil
+	case jobFinished(live, batchv1.JobComplete):
+		return jobDone, live.Name, r.deleteJob(ctx, p, live)
+	}
+	return jobRunning, live.Name, nil
+}
+
+// deleteJob removes a finished Job the chassis owns, with its pods.
+func (r *Reconciler) deleteJob(ctx context.Context, p *pass, job *batchv1.Job) error {
+	_, err := p.children.DeleteIf(ctx, job, func(live client.Object) bool {
+		return targetcluster.Controls(p.chassis, live, r.Scheme)
+	})
+	return err
+}
+
+// dropDeparted rewrites the nodes ConfigMap without the nodes whose
+// chassis deletion finished, together with their status entries.
+func (r *Reconciler) dropDeparted(ctx context.Context, p *pass, done map[string]string) error {
+	kept := p.entries[:0:0]
+	for _, e := range p.entries {
+		if done[e.Name] != ChassisDelJob {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == len(p.entries) {
+		return nil
+	}
+	p.entries = kept
+	return p.children.Apply(ctx, r.Scheme, p.chassis, BuildNodes(p.chassis, kept))
+}
+
+// jobFinished reads a Job's terminal condition.
+func jobFinished(j *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
