@@ -197,6 +197,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 		if err := anvilwebhook.SetupNovaComputeWebhook(mgr, o.PoolPolicy()); err != nil {
 			return nil, fmt.Errorf("setting up the NovaCompute webhook: %w", err)
 		}
+		if err := anvilwebhook.SetupOVNCentralWebhook(mgr); err != nil {
+			return nil, fmt.Errorf("setting up the OVNCentral webhook: %w", err)
+		}
+		if err := anvilwebhook.SetupOVNChassisWebhook(mgr); err != nil {
+			return nil, fmt.Errorf("setting up the OVNChassis webhook: %w", err)
+		}
 	}
 	return reg, nil
 }

@@ -50,5 +50,11 @@ func runManager(e *testenv.Environment) error {
 	if err := anvilwebhook.SetupNovaComputeWebhook(mgr, poolpolicy.Policy{}); err != nil {
 		return err
 	}
+	if err := anvilwebhook.SetupOVNCentralWebhook(mgr); err != nil {
+		return err
+	}
+	if err := anvilwebhook.SetupOVNChassisWebhook(mgr); err != nil {
+		return err
+	}
 	return testenv.StartManager(mgr, nil)
 }
