@@ -20,6 +20,8 @@ import (
 	"github.com/anvil/anvil/internal/controller/controlplane"
 	"github.com/anvil/anvil/internal/controller/nova"
 	"github.com/anvil/anvil/internal/controller/novacompute"
+	"github.com/anvil/anvil/internal/controller/ovncentral"
+	"github.com/anvil/anvil/internal/controller/ovnchassis"
 	"github.com/anvil/anvil/internal/poolpolicy"
 	"github.com/anvil/anvil/internal/targetcluster"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
@@ -186,6 +188,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 	poolReconciler := &novacompute.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, Resync: o.PoolResync, Policy: o.PoolPolicy()}
 	if err := poolReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the NovaCompute controller: %w", err)
+	}
+	centralReconciler := &ovncentral.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg}
+	if err := centralReconciler.SetupWithManager(ctx, mgr); err != nil {
+		return nil, fmt.Errorf("setting up the OVNCentral controller: %w", err)
+	}
+	chassisReconciler := &ovnchassis.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg}
+	if err := chassisReconciler.SetupWithManager(ctx, mgr); err != nil {
+		return nil, fmt.Errorf("setting up the OVNChassis controller: %w", err)
 	}
 	if o.EnableWebhooks {
 		if err := anvilwebhook.SetupNovaWebhook(mgr); err != nil {

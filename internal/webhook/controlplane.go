@@ -80,6 +80,8 @@ func ValidateControlPlane(cp, old *c5c3v1alpha1.ControlPlane) field.ErrorList {
 		}
 	}
 
+	errs = append(errs, validateOVNCentralRef(cp, services.Child("neutron", "ovn", "centralRef"))...)
+
 	nova := svc.Nova
 	if nova == nil {
 		return errs
@@ -218,7 +220,7 @@ type namedService struct {
 func referencedServices(svc c5c3v1alpha1.ServicesSpec) []namedService {
 	return []namedService{
 		{"placement", svc.Placement},
-		{"neutron", svc.Neutron},
+		{"neutron", neutronService(svc.Neutron)},
 		{"glance", svc.Glance},
 		{"cinder", svc.Cinder},
 		{"barbican", svc.Barbican},
@@ -232,4 +234,33 @@ func controlPlaneInvalid(cp *c5c3v1alpha1.ControlPlane, errs field.ErrorList) er
 		return nil
 	}
 	return apierrors.NewInvalid(c5c3v1alpha1.GroupVersion.WithKind("ControlPlane").GroupKind(), cp.Name, errs)
+}
+
+// neutronService is Neutron's endpoints, or nil when Neutron is not
+// declared.
+func neutronService(n *c5c3v1alpha1.NeutronServiceSpec) *c5c3v1alpha1.ReferencedService {
+	if n == nil {
+		return nil
+	}
+	return &n.ReferencedService
+}
+
+// validateOVNCentralRef refuses a central in another namespace: one central
+// serves one ControlPlane, and a ControlPlane reads nothing outside its own
+// namespace. The controller checks it again before reading the central.
+func validateOVNCentralRef(cp *c5c3v1alpha1.ControlPlane, p *field.Path) field.ErrorList {
+	n := cp.Spec.Services.Neutron
+	if n == nil || n.OVN == nil {
+		return nil
+	}
+	ref := n.OVN.CentralRef
+	var errs field.ErrorList
+	if ref.Name == "" {
+		errs = append(errs, field.Required(p.Child("name"), "names the OVNCentral Neutron uses"))
+	}
+	if ns := ref.ResolvedNamespace(cp.Namespace); ns != cp.Namespace {
+		errs = append(errs, field.Invalid(p.Child("namespace"), ref.Namespace,
+			"must be empty or the ControlPlane's namespace "+cp.Namespace+": a ControlPlane reads its OVNCentral only from its own namespace"))
+	}
+	return errs
 }

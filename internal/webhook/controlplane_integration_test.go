@@ -33,7 +33,7 @@ func newControlPlane(name string) *c5c3v1alpha1.ControlPlane {
 			PublicEndpoint:   "https://keystone.example.com/v3",
 		},
 		Placement: &c5c3v1alpha1.ReferencedService{PublicEndpoint: "https://placement.example.com"},
-		Neutron:   &c5c3v1alpha1.ReferencedService{PublicEndpoint: "https://neutron.example.com"},
+		Neutron:   &c5c3v1alpha1.NeutronServiceSpec{ReferencedService: c5c3v1alpha1.ReferencedService{PublicEndpoint: "https://neutron.example.com"}},
 		Glance:    &c5c3v1alpha1.ReferencedService{PublicEndpoint: "https://glance.example.com"},
 		Nova:      newNovaService(),
 	}
@@ -100,7 +100,7 @@ func TestIntegrationControlPlaneAdmission(t *testing.T) {
 			cp.Spec.Services.Placement = &c5c3v1alpha1.ReferencedService{InternalEndpoint: "http://placement.openstack.svc"}
 		}, want: []rejection{{"spec.services.placement.publicEndpoint", remoteRequired}}},
 		{name: "remoteCompute without a public neutron", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
-			cp.Spec.Services.Neutron = &c5c3v1alpha1.ReferencedService{}
+			cp.Spec.Services.Neutron = &c5c3v1alpha1.NeutronServiceSpec{}
 		}, want: []rejection{{"spec.services.neutron.publicEndpoint", remoteRequired}}},
 		{name: "remoteCompute without a public glance", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
 			cp.Spec.Services.Glance = &c5c3v1alpha1.ReferencedService{}

@@ -26,7 +26,7 @@ func validControlPlane() *c5c3v1alpha1.ControlPlane {
 			PublicEndpoint:   "https://keystone.example.com/v3",
 		},
 		Placement: &c5c3v1alpha1.ReferencedService{PublicEndpoint: "https://placement.example.com"},
-		Neutron:   &c5c3v1alpha1.ReferencedService{PublicEndpoint: "https://neutron.example.com"},
+		Neutron:   &c5c3v1alpha1.NeutronServiceSpec{ReferencedService: c5c3v1alpha1.ReferencedService{PublicEndpoint: "https://neutron.example.com"}},
 		Glance:    &c5c3v1alpha1.ReferencedService{PublicEndpoint: "https://glance.example.com"},
 		Nova: &c5c3v1alpha1.NovaServiceSpec{
 			OpenStackRelease:     "2026.1",
@@ -45,7 +45,7 @@ func withoutRemoteCompute(cp *c5c3v1alpha1.ControlPlane) {
 	cp.Spec.Services.Nova.RemoteCompute = nil
 	cp.Spec.Infrastructure.Messaging.TLS = nil
 	cp.Spec.Services.Keystone.PublicEndpoint = ""
-	for _, s := range []*c5c3v1alpha1.ReferencedService{cp.Spec.Services.Placement, cp.Spec.Services.Neutron, cp.Spec.Services.Glance} {
+	for _, s := range []*c5c3v1alpha1.ReferencedService{cp.Spec.Services.Placement, &cp.Spec.Services.Neutron.ReferencedService, cp.Spec.Services.Glance} {
 		s.PublicEndpoint = ""
 		s.InternalEndpoint = "http://service.openstack.svc"
 	}
@@ -142,6 +142,13 @@ func TestValidateControlPlane(t *testing.T) {
 		{name: "nova without neutron", mutate: func(cp *c5c3v1alpha1.ControlPlane) { cp.Spec.Services.Neutron = nil },
 			want:   []expected{{"spec.services.neutron", field.ErrorTypeRequired, "is required when services.nova is set: "}},
 			absent: []string{"spec.services.neutron.publicEndpoint"}},
+		// The OVN central must be the ControlPlane's own namespace's.
+		{name: "ovn central in another namespace", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
+			cp.Spec.Services.Neutron.OVN = &c5c3v1alpha1.NeutronOVNSpec{CentralRef: c5c3v1alpha1.OVNCentralReference{Name: "ovn", Namespace: "elsewhere"}}
+		}, want: []expected{{"spec.services.neutron.ovn.centralRef.namespace", field.ErrorTypeInvalid, "must be empty or the ControlPlane's namespace"}}},
+		{name: "ovn central without a name", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
+			cp.Spec.Services.Neutron.OVN = &c5c3v1alpha1.NeutronOVNSpec{}
+		}, want: []expected{{"spec.services.neutron.ovn.centralRef.name", field.ErrorTypeRequired, "names the OVNCentral"}}},
 		{name: "nova without glance", mutate: func(cp *c5c3v1alpha1.ControlPlane) { cp.Spec.Services.Glance = nil },
 			want:   []expected{{"spec.services.glance", field.ErrorTypeRequired, "is required when services.nova is set: "}},
 			absent: []string{"spec.services.glance.publicEndpoint"}},
@@ -168,7 +175,7 @@ func TestValidateControlPlane(t *testing.T) {
 			cp.Spec.Services.Placement = &c5c3v1alpha1.ReferencedService{InternalEndpoint: "http://placement.openstack.svc"}
 		}, want: []expected{{"spec.services.placement.publicEndpoint", field.ErrorTypeRequired, remoteRequired}}},
 		{name: "remoteCompute without a public neutron", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
-			cp.Spec.Services.Neutron = &c5c3v1alpha1.ReferencedService{}
+			cp.Spec.Services.Neutron = &c5c3v1alpha1.NeutronServiceSpec{}
 		}, want: []expected{{"spec.services.neutron.publicEndpoint", field.ErrorTypeRequired, remoteRequired}}},
 		{name: "remoteCompute without a public glance", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
 			cp.Spec.Services.Glance = &c5c3v1alpha1.ReferencedService{}

@@ -406,6 +406,8 @@ func TestTargetClusterAccessRoleRules(t *testing.T) {
 		{"apps", "deployments"}:                   fullVerbs,
 		{"apps", "statefulsets"}:                  fullVerbs,
 		{"batch", "jobs"}:                         fullVerbs,
+		{"batch", "cronjobs"}:                     fullVerbs,
+		{"cert-manager.io", "certificates"}:       fullVerbs,
 		{"policy", "poddisruptionbudgets"}:        fullVerbs,
 		{rbacv1.GroupName, "roles"}:               fullVerbs,
 		{rbacv1.GroupName, "rolebindings"}:        fullVerbs,

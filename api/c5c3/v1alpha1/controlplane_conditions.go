@@ -172,3 +172,39 @@ const (
 	// is set: {cp}-nova must fit the Nova's 41 characters.
 	MaxNameLengthWithNova = 36
 )
+
+// OVNReadyCondition reports the OVNCentral services.neutron.ovn.centralRef
+// names: True when it is Ready and has published the addresses and the
+// client identity Neutron uses, or when no central is referenced. The
+// ControlPlane only reads the central. It is part of Ready.
+const OVNReadyCondition = "OVNReady"
+
+// Reasons of OVNReady.
+const (
+	// OVNNotManagedReason: services.neutron or its ovn block is not set;
+	// OVNReady is True.
+	OVNNotManagedReason = "OVNNotManaged"
+	// OVNCentralNamespaceForbiddenReason: the reference names another
+	// namespace than the ControlPlane's; the central is not read.
+	OVNCentralNamespaceForbiddenReason = "OVNCentralNamespaceForbidden"
+	// OVNCentralNotFoundReason: no such OVNCentral exists.
+	OVNCentralNotFoundReason = "OVNCentralNotFound"
+	// OVNCentralReadErrorReason: the central could not be read, or the
+	// OVNCentral kind is not served; the message says which.
+	OVNCentralReadErrorReason = "OVNCentralReadError"
+	// OVNCentralNotExternallyReachableReason: the central runs on a
+	// compute cluster, and Neutron, which runs beside the ControlPlane,
+	// cannot reach it, because spec.northbound.externallyReachable or
+	// spec.southbound.externallyReachable is not set.
+	OVNCentralNotExternallyReachableReason = "OVNCentralNotExternallyReachable"
+	// WaitingForOVNCentralReason: the central is not Ready; its reason and
+	// message are relayed.
+	WaitingForOVNCentralReason = "WaitingForOVNCentral"
+	// OVNEndpointsPendingReason: the central is Ready but an address
+	// Neutron needs, or its client Secret's name, is not published; the
+	// message lists the fields.
+	OVNEndpointsPendingReason = "OVNEndpointsPending"
+	// OVNCentralReadyReason: the central is Ready; the message names both
+	// addresses Neutron uses.
+	OVNCentralReadyReason = "OVNCentralReady"
+)

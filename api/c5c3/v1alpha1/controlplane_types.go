@@ -65,9 +65,9 @@ type ServicesSpec struct {
 	// Placement is the placement service.
 	// +optional
 	Placement *ReferencedService `json:"placement,omitempty"`
-	// Neutron is the networking service.
+	// Neutron is the networking service, and the OVN central it runs on.
 	// +optional
-	Neutron *ReferencedService `json:"neutron,omitempty"`
+	Neutron *NeutronServiceSpec `json:"neutron,omitempty"`
 	// Glance is the image service.
 	// +optional
 	Glance *ReferencedService `json:"glance,omitempty"`
@@ -126,6 +126,44 @@ type ReferencedService struct {
 	// Gateway publishes the service on a hostname instead.
 	// +optional
 	Gateway *GatewaySpec `json:"gateway,omitempty"`
+}
+
+// NeutronServiceSpec references Neutron and, optionally, the OVNCentral
+// whose databases it uses.
+type NeutronServiceSpec struct {
+	ReferencedService `json:",inline"`
+	// OVN names the OVNCentral Neutron's ML2/OVN driver uses. The
+	// ControlPlane only reads it and reports it under OVNReady; it never
+	// creates, changes or deletes the central.
+	// +optional
+	OVN *NeutronOVNSpec `json:"ovn,omitempty"`
+}
+
+// NeutronOVNSpec references the OVN central of Neutron.
+type NeutronOVNSpec struct {
+	// CentralRef names the OVNCentral.
+	CentralRef OVNCentralReference `json:"centralRef"`
+}
+
+// OVNCentralReference names an OVNCentral.
+type OVNCentralReference struct {
+	// Name of the OVNCentral.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Namespace of the OVNCentral; empty means the ControlPlane's. Only
+	// the ControlPlane's own namespace is allowed: one central serves one
+	// ControlPlane, and a ControlPlane reads nothing outside its namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// ResolvedNamespace is the central's namespace: ref's, or cpNamespace when
+// empty.
+func (r OVNCentralReference) ResolvedNamespace(cpNamespace string) string {
+	if r.Namespace == "" {
+		return cpNamespace
+	}
+	return r.Namespace
 }
 
 // GatewaySpec publishes a service through a Gateway API listener.

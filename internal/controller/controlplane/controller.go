@@ -96,6 +96,7 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 		{Condition: c5c3v1alpha1.ComputeRotationCompleteCondition, Run: r.reconcileRotation},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reportDeliveries},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.releaseAccountsFinalizer},
+		{Condition: c5c3v1alpha1.OVNReadyCondition, Run: r.reconcileOVN},
 	}
 }
 

@@ -178,7 +178,7 @@ func BuildNovaSpec(cp *c5c3v1alpha1.ControlPlane) (novav1alpha1.NovaSpec, error)
 	}
 	s := cp.Spec.Services
 	spec.Endpoints.Placement.Override = internalOf(s.Placement)
-	spec.Endpoints.Neutron.Override = internalOf(s.Neutron)
+	spec.Endpoints.Neutron.Override = internalOf(neutronService(s.Neutron))
 	spec.Endpoints.Glance.Override = internalOf(s.Glance)
 	spec.Endpoints.Cinder = novav1alpha1.OptionalEndpoint{Enabled: s.Cinder != nil, Override: internalOf(s.Cinder)}
 	spec.Endpoints.Barbican = novav1alpha1.OptionalEndpoint{Enabled: s.Barbican != nil, Override: internalOf(s.Barbican)}
@@ -297,4 +297,13 @@ func (r *Reconciler) reapReleased(ctx context.Context, cp *c5c3v1alpha1.ControlP
 		}
 	}
 	return nil
+}
+
+// neutronService is Neutron's endpoints, or nil when Neutron is not
+// declared.
+func neutronService(n *c5c3v1alpha1.NeutronServiceSpec) *c5c3v1alpha1.ReferencedService {
+	if n == nil {
+		return nil
+	}
+	return &n.ReferencedService
 }

@@ -121,7 +121,7 @@ func buildControlPlane(tb testing.TB, name string, remote bool) *c5c3v1alpha1.Co
 	}
 	cp.Spec.Services = c5c3v1alpha1.ServicesSpec{
 		Keystone:  &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: "http://keystone.openstack.svc:5000/v3", PublicEndpoint: "https://keystone.example.com/v3", Region: "RegionOne"},
-		Placement: svc("placement"), Neutron: svc("neutron"), Glance: svc("glance"),
+		Placement: svc("placement"), Neutron: &c5c3v1alpha1.NeutronServiceSpec{ReferencedService: *svc("neutron")}, Glance: svc("glance"),
 		Nova: &c5c3v1alpha1.NovaServiceSpec{
 			OpenStackRelease:     "2026.1",
 			Image:                anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/nova", Tag: "2026.1"},

@@ -15,6 +15,7 @@ import (
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 )
 
 // secretIndex indexes ControlPlanes by the names of the Secrets they read,
@@ -85,7 +86,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Owns(&novav1alpha1.Nova{}).
 		Owns(&corev1.Secret{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.controlPlanesReading)).
-		Watches(&novav1alpha1.NovaCompute{}, handler.EnqueueRequestsFromMapFunc(r.controlPlaneOfPool), builder.WithPredicates(poolLifecycle))
+		Watches(&novav1alpha1.NovaCompute{}, handler.EnqueueRequestsFromMapFunc(r.controlPlaneOfPool), builder.WithPredicates(poolLifecycle)).
+		Watches(&ovnv1alpha1.OVNCentral{}, handler.EnqueueRequestsFromMapFunc(r.controlPlanesOfCentral))
 	if r.Registry != nil {
 		mirrors, err := r.Registry.RemoteChildrenFromAnyCluster(&corev1.Secret{}, &c5c3v1alpha1.ControlPlane{})
 		if err != nil {
@@ -126,4 +128,23 @@ func (r *Reconciler) controlPlaneOfPool(ctx context.Context, o client.Object) []
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: nova.Namespace, Name: ref.Name}}}
+}
+
+// controlPlanesOfCentral maps an OVNCentral to the ControlPlanes whose
+// services.neutron.ovn.centralRef resolves to it; its status changes
+// matter, so every event counts.
+func (r *Reconciler) controlPlanesOfCentral(ctx context.Context, central client.Object) []reconcile.Request {
+	list := &c5c3v1alpha1.ControlPlaneList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(central.GetNamespace())); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		n := list.Items[i].Spec.Services.Neutron
+		if n != nil && n.OVN != nil && n.OVN.CentralRef.Name == central.GetName() &&
+			n.OVN.CentralRef.ResolvedNamespace(list.Items[i].Namespace) == central.GetNamespace() {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return reqs
 }

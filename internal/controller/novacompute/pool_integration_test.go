@@ -114,7 +114,7 @@ func createControlPlane(t *testing.T, e *testenv.Environment, name, metadataSecr
 	}
 	cp.Spec.Services = c5c3v1alpha1.ServicesSpec{
 		Keystone:  &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: ep[localcloud.KeystoneURL], PublicEndpoint: ep[localcloud.KeystonePublicURL], Region: ep[localcloud.Region]},
-		Placement: svc(ep[localcloud.PlacementURL]), Neutron: svc(ep[localcloud.NeutronURL]), Glance: svc(ep[localcloud.ImageURL]),
+		Placement: svc(ep[localcloud.PlacementURL]), Neutron: &c5c3v1alpha1.NeutronServiceSpec{ReferencedService: *svc(ep[localcloud.NeutronURL])}, Glance: svc(ep[localcloud.ImageURL]),
 		Nova: &c5c3v1alpha1.NovaServiceSpec{
 			OpenStackRelease:        "2026.1",
 			Image:                   anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/nova", Tag: "2026.1"},

@@ -332,7 +332,7 @@ func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 			Services: c5c3v1alpha1.ServicesSpec{
 				Keystone:  keystone,
 				Placement: placement,
-				Neutron:   neutron,
+				Neutron:   &c5c3v1alpha1.NeutronServiceSpec{ReferencedService: *neutron},
 				Glance:    glance,
 				Nova: &c5c3v1alpha1.NovaServiceSpec{
 					OpenStackRelease:     sampleRelease,

@@ -27,7 +27,7 @@ func TestSampleControlPlane(t *testing.T) {
 		svc.Keystone.PublicEndpoint != "https://keystone.127-0-0-1.nip.io/v3" || svc.Keystone.Region != "RegionOne" {
 		t.Errorf("keystone = %+v", svc.Keystone)
 	}
-	for name, s := range map[string]*c5c3v1alpha1.ReferencedService{"placement": svc.Placement, "neutron": svc.Neutron, "glance": svc.Glance} {
+	for name, s := range map[string]*c5c3v1alpha1.ReferencedService{"placement": svc.Placement, "neutron": &svc.Neutron.ReferencedService, "glance": svc.Glance} {
 		if s == nil || !strings.HasPrefix(s.InternalEndpoint, "http://") || !strings.HasPrefix(s.PublicEndpoint, "https://") {
 			t.Errorf("%s = %+v; remoteCompute needs an https public endpoint", name, s)
 		}
@@ -72,7 +72,7 @@ func TestSampleControlPlaneOnLocalServices(t *testing.T) {
 	for name, tt := range map[string]struct {
 		got  *c5c3v1alpha1.ReferencedService
 		want string
-	}{"placement": {svc.Placement, cloud.placement}, "neutron": {svc.Neutron, cloud.neutron}, "glance": {svc.Glance, cloud.glance}} {
+	}{"placement": {svc.Placement, cloud.placement}, "neutron": {&svc.Neutron.ReferencedService, cloud.neutron}, "glance": {svc.Glance, cloud.glance}} {
 		if tt.got == nil || tt.got.InternalEndpoint != tt.want || tt.got.PublicEndpoint != tt.want {
 			t.Errorf("%s = %+v, want %s", name, tt.got, tt.want)
 		}
