@@ -35,8 +35,9 @@ func (c *Cloud) computeClient(ctx context.Context) (*gophercloud.ServiceClient, 
 	if err != nil {
 		return nil, err
 	}
-	// 2.37 lets a server boot without a network, which the Neutron stub
-	// cannot provide.
+	// 2.37 lets a server boot without a network. A port would need an OVN
+	// chassis on the server's host (StartChassis), which these servers'
+	// hosts do not run.
 	cc.Microversion = "2.53"
 	return cc, nil
 }
