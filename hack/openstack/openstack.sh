@@ -1265,6 +1265,10 @@ cmd_start() {
   start_ovn
   write_neutron_config
   begin_neutron_db_sync
+  # neutron-server takes 10 to 20 s to import and fork, and needs nothing
+  # of Keystone until a request comes. With its schema in place it starts
+  # now, alongside Keystone; on the first start it follows the migrations.
+  [[ -n $NEUTRON_SYNC_PID ]] || start_neutron
   start_image_stub
   start_keystone
   start_placement
