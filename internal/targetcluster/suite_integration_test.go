@@ -18,16 +18,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/targetcluster"
+	anvilwebhook "github.com/anvil/anvil/internal/webhook"
 )
 
 var (
@@ -56,14 +54,13 @@ func startOperator(t *testing.T) *operatorUnderTest {
 		return op
 	}
 	logs := &testenv.LogBuffer{}
-	mgr, err := ctrl.NewManager(e.Management.Config, ctrl.Options{
-		Scheme:                 e.Scheme,
-		Logger:                 zap.New(zap.WriteTo(logs), zap.UseDevMode(true)),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptrTo(true)},
-	})
+	// The harness installs Anvil's webhook configurations, and the owner
+	// kind of these tests has one, so the manager must serve it.
+	mgr, err := e.NewManager(logs)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := anvilwebhook.SetupOVNChassisWebhook(mgr); err != nil {
 		t.Fatal(err)
 	}
 	reg := targetcluster.New(mgr, targetcluster.Options{
@@ -83,11 +80,9 @@ func startOperator(t *testing.T) *operatorUnderTest {
 	if err := w.setup(mgr); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		if err := mgr.Start(context.Background()); err != nil {
-			panic(err)
-		}
-	}()
+	if err := testenv.StartManager(mgr, nil); err != nil {
+		t.Fatal(err)
+	}
 	op = &operatorUnderTest{registry: reg, writer: w, clock: clk, log: logs}
 	// Both compute clusters are registered by the harness; wait for them.
 	for _, c := range e.Compute {
@@ -96,7 +91,6 @@ func startOperator(t *testing.T) *operatorUnderTest {
 	return op
 }
 
-func ptrTo[T any](v T) *T { return &v }
 
 // childWriter is a minimal placed-object reconciler, written the way real
 // ones will be: resolve first, finalizer only after a successful resolve,
@@ -260,7 +254,13 @@ func newOwner(t *testing.T, name, cluster string) *ovnv1alpha1.OVNChassis {
 	t.Helper()
 	obj := &ovnv1alpha1.OVNChassis{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testenv.WorkloadNamespace},
-		Spec:       ovnv1alpha1.OVNChassisSpec{TargetClusterRef: &anvilmeta.TargetClusterRef{Name: cluster}},
+		// A generic owner kind: only what its schema requires besides the
+		// cluster; nothing here runs a chassis.
+		Spec: ovnv1alpha1.OVNChassisSpec{
+			CentralRef:       ovnv1alpha1.CentralReference{Name: "central"},
+			NodeSelector:     map[string]string{"example.com/owner": "true"},
+			TargetClusterRef: &anvilmeta.TargetClusterRef{Name: cluster},
+		},
 	}
 	if err := env.Management.Client.Create(context.Background(), obj); err != nil {
 		t.Fatalf("creating owner %s: %v", name, err)
