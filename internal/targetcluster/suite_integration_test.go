@@ -91,7 +91,6 @@ func startOperator(t *testing.T) *operatorUnderTest {
 	return op
 }
 
-
 // childWriter is a minimal placed-object reconciler, written the way real
 // ones will be: resolve first, finalizer only after a successful resolve,
 // one child written through the registry, teardown through Teardown.
