@@ -22,7 +22,9 @@ func TestDecideOVN(t *testing.T) {
 		}
 		return c
 	}
-	placed := func(c *ovnv1alpha1.OVNCentral) { c.Spec.TargetClusterRef = &anvilmeta.TargetClusterRef{Name: "compute-a"} }
+	placed := func(c *ovnv1alpha1.OVNCentral) {
+		c.Spec.TargetClusterRef = &anvilmeta.TargetClusterRef{Name: "compute-a"}
+	}
 	tests := []struct {
 		name    string
 		central *ovnv1alpha1.OVNCentral
