@@ -24,8 +24,10 @@ const (
 	RelayReadyCondition = "RelayReady"
 	// BackupReadyCondition reports the backup claim and CronJob.
 	BackupReadyCondition = "BackupReady"
-	// VPAReadyCondition reports the VerticalPodAutoscalers of the kind's
-	// workloads. OVNChassis reports it too.
+	// VPAReadyCondition reports vertical autoscaling of the central's
+	// workloads. This API version asks for none, so it is always True
+	// under VPANotRequired; it is kept so that tooling that reads it, as
+	// the guide's checks do, finds it.
 	VPAReadyCondition = "VPAReady"
 )
 
@@ -43,7 +45,7 @@ const (
 	// cert-manager Certificate kind; asked again every 15 seconds.
 	CertManagerUnavailableReason = "CertManagerUnavailable"
 	// CapabilityProbeFailedReason: asking the cluster's discovery whether it
-	// serves a kind the step needs failed. TLSReady and VPAReady use it.
+	// serves a kind the step needs failed.
 	CapabilityProbeFailedReason = "CapabilityProbeFailed"
 )
 
@@ -115,16 +117,6 @@ const (
 	BackupErrorReason = "BackupError"
 )
 
-// Reasons of VPAReady, on an OVNCentral and an OVNChassis.
-const (
-	// VPAReadyReason: every VerticalPodAutoscaler is written.
-	VPAReadyReason = "VPAReady"
-	// VPANotRequiredReason: no vertical autoscaling is asked for, so no
-	// VerticalPodAutoscaler is written.
-	VPANotRequiredReason = "VPANotRequired"
-	// VPANotInstalledReason: vertical autoscaling is asked for and the
-	// cluster serves no VerticalPodAutoscaler kind.
-	VPANotInstalledReason = "VPANotInstalled"
-	// VPAErrorReason: writing or reading a VerticalPodAutoscaler failed.
-	VPAErrorReason = "VPAError"
-)
+// VPANotRequiredReason is VPAReady's only reason: no vertical autoscaling
+// is asked for, so no VerticalPodAutoscaler is written.
+const VPANotRequiredReason = "VPANotRequired"

@@ -12,6 +12,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
@@ -76,7 +77,11 @@ func (r *Reconciler) certificateState(ctx context.Context, p *pass, cert *cmv1.C
 // not own is invalid, anything else is retried.
 func certificateError(p *pass, err error) error {
 	var notOwned *targetcluster.NotOwnedError
+	var discovery *apiutil.ErrResourceDiscoveryFailed
 	switch {
+	case errors.As(err, &discovery):
+		return flow.Wait(ovnv1alpha1.TLSReadyCondition, ovnv1alpha1.CapabilityProbeFailedReason, RequeueSecretPolling,
+			"asking the cluster whether it serves cert-manager's Certificate kind failed")
 	case apimeta.IsNoMatchError(err):
 		where := "the management cluster"
 		if p.children.Remote != nil {
