@@ -3,7 +3,8 @@
 
     catalog.py register < spec.json
         Creates, or corrects, the project "service", the service users with
-        the admin role on it, and each service with its endpoints. Running it
+        the spec's roles on it (admin unless it names others), and each
+        service with its endpoints. Running it
         twice changes nothing. Passwords are read from the files the spec
         names, never from the command line.
 
@@ -86,9 +87,15 @@ def register(spec):
         project = ks.projects.create("service", DOMAIN,
                                      description="Service users of the local OpenStack")
         print("created project service")
-    admin_role = one(ks.roles.list(name="admin"), "role admin")
-    if admin_role is None:
-        sys.exit("catalog: role admin is missing; did keystone-manage bootstrap run?")
+    roles = []
+    for name in spec.get("roles", ["admin"]):
+        role = one(ks.roles.list(name=name), "role " + name)
+        if role is None and name == "admin":
+            sys.exit("catalog: role admin is missing; did keystone-manage bootstrap run?")
+        if role is None:
+            role = ks.roles.create(name)
+            print("created role", name)
+        roles.append(role)
 
     for name, password_file in sorted(spec["users"].items()):
         password = read_secret(password_file)
@@ -97,7 +104,8 @@ def register(spec):
             user = ks.users.create(name, domain=DOMAIN, password=password,
                                    default_project=project, enabled=True)
             print("created user", name)
-        ks.roles.grant(admin_role, user=user, project=project)
+        for role in roles:
+            ks.roles.grant(role, user=user, project=project)
         if not password_works(auth_url, name, password):
             ks.users.update(user, password=password, enabled=True)
             print("reset the password of user", name)

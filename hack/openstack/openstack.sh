@@ -970,6 +970,9 @@ finish_keystone() {
 
 # The catalog: service users, services and endpoints. catalog.py is
 # idempotent; a marker skips it while nothing it registers has changed.
+# The service users hold the role service as well as admin: Nova sends a
+# service token with its calls to Neutron, and keystonemiddleware accepts
+# one only with that role (service_token_roles_required).
 register_catalog() {
   local spec want marker=$STATE/.catalog-registered
   spec=$(
@@ -978,6 +981,7 @@ register_catalog() {
   "auth_url": "$KEYSTONE_URL",
   "region": "$REGION",
   "admin_password_file": "$SECRETS/keystone-admin",
+  "roles": ["admin", "service"],
   "users": {
     "nova": "$SECRETS/keystone-nova",
     "placement": "$SECRETS/keystone-placement",
