@@ -27,6 +27,31 @@
 // nova-compute, the pod's for the control plane, as a pod's host name would
 // be. Without those mappings control-plane pods are simulated.
 //
+// OVNMappings, also put in front (anvil-podrunner --run-ovn), run the pods
+// of an OVNCentral and an OVNChassis by the contract of docs/design/ovn.md
+// as this host's Debian OVS and OVN programs: each central database member
+// as a Raft member of its database, ovn-northd, and a chassis's
+// ovsdb-server, ovs-vswitchd with the dummy datapath and ovn-controller.
+// They read the contract's container names, env and mounts and do not run
+// the images' scripts.
+//
+// A pod on the host network, and any pod whose mappings do not ask
+// otherwise, reports 127.0.0.1 as its IP. A mapping with OwnAddress, the
+// central member's, gives its pod a loopback address of its own,
+// 127.x.y.z derived from namespace and name (OwnPodAddress), because the
+// members of one database all listen on the same ports. In the OVN
+// addresses it hands a program, the runner translates a member's DNS name
+// to that address and a Service's cluster IP to the address and target
+// port of the pod the Service selects, since this host resolves and routes
+// neither. With Options.ForwardNodePorts (--forward-node-ports) the runner
+// also stands in for kube-proxy's NodePorts: it listens on 127.0.0.1 at
+// the node port of every NodePort Service that selects one of its process
+// pods and forwards TCP to the pod.
+//
+// A persistentVolumeClaim is a directory of the node, keyed by namespace
+// and claim name, that survives the pod, so that a recreated StatefulSet
+// member starts from what it stored.
+//
 // A pod none of whose images has a mapping is simulated the way kwok would
 // simulate it, and its annotation anvil.c5c3.io/pod-runner says
 // "simulated"; a pod that runs processes says "process". Nothing that has a
@@ -35,9 +60,11 @@
 // The state directory holds one directory per node:
 //
 //	<state>/<node>/host/...                          hostPaths
+//	<state>/<node>/claims/<ns>_<claim>/              persistentVolumeClaims
 //	<state>/<node>/pods/<ns>_<pod>_<uid>/volumes/    materialised volumes
 //	<state>/<node>/pods/<ns>_<pod>_<uid>/containers/ one work directory per container
 //	<state>/<node>/pods/<ns>_<pod>_<uid>/logs/       one log file per container
 //
-// Every process shares the host's network; pods and nodes report 127.0.0.1.
+// Every process shares the host's network; nodes report 127.0.0.1, and so
+// do pods unless they have an address of their own.
 package podrunner

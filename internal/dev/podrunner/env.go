@@ -156,8 +156,9 @@ func envValue(ctx context.Context, pod *corev1.Pod, c *corev1.Container, e corev
 // isOptional dereferences an optional flag.
 func isOptional(b *bool) bool { return b != nil && *b }
 
-// fieldValue resolves a downward API field path. Both addresses are the
-// host's: the pod shares its network, and the node is this machine.
+// fieldValue resolves a downward API field path. The host's address is
+// this machine's; the pod's is the one the runner reports for it, kept in
+// its status, which is the host's unless the pod has its own.
 func fieldValue(pod *corev1.Pod, fieldPath string) (string, error) {
 	switch fieldPath {
 	case "metadata.name":
@@ -170,7 +171,12 @@ func fieldValue(pod *corev1.Pod, fieldPath string) (string, error) {
 		return pod.Spec.NodeName, nil
 	case "spec.serviceAccountName":
 		return pod.Spec.ServiceAccountName, nil
-	case "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs":
+	case "status.hostIP", "status.hostIPs":
+		return HostIP, nil
+	case "status.podIP", "status.podIPs":
+		if pod.Status.PodIP != "" {
+			return pod.Status.PodIP, nil
+		}
 		return HostIP, nil
 	}
 	if key, ok := subscript(fieldPath, "metadata.labels"); ok {

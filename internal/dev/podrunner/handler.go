@@ -2,6 +2,7 @@ package podrunner
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"sync"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -25,6 +27,12 @@ type nodeHandler struct {
 	src     objectSource
 	env     map[string]string
 	log     logr.Logger
+	// cluster reads Services and pods for translating cluster IPs; nil
+	// when the source cannot, as in unit tests.
+	cluster clusterSource
+	// changed, if set, is called whenever the node's pods change, so that
+	// the NodePort forwarder looks again.
+	changed func()
 
 	mu       sync.Mutex
 	pods     map[string]*podRun
@@ -37,15 +45,53 @@ type nodeHandler struct {
 
 // newNodeHandler returns the handler of one node.
 func newNodeHandler(ctx context.Context, node, nodeDir string, images ImageMap, src objectSource, env map[string]string, log logr.Logger) *nodeHandler {
-	return &nodeHandler{
+	h := &nodeHandler{
 		ctx: ctx, node: node, nodeDir: nodeDir, images: images, src: src, env: env,
 		log:  log.WithValues("node", node),
 		pods: map[string]*podRun{},
 	}
+	if cs, ok := src.(clusterSource); ok {
+		h.cluster = cs
+	}
+	return h
+}
+
+// notifyChanged tells the forwarder, if any, that the node's pods changed.
+func (h *nodeHandler) notifyChanged() {
+	if h.changed != nil {
+		h.changed()
+	}
+}
+
+// endpoints returns the node's pods that run processes, with the labels
+// they have now, for the NodePort forwarder.
+func (h *nodeHandler) endpoints() []endpoint {
+	h.mu.Lock()
+	runs := make([]*podRun, 0, len(h.pods))
+	for _, r := range h.pods {
+		runs = append(runs, r)
+	}
+	h.mu.Unlock()
+	var out []endpoint
+	for _, r := range runs {
+		if r.mode != PodRunnerProcess || r.isDeleted() {
+			continue
+		}
+		r.mu.Lock()
+		out = append(out, endpoint{
+			namespace: r.spec.Namespace, name: r.spec.Name, ip: r.podIP,
+			labels: maps.Clone(r.pod.Labels), spec: &r.spec.Spec,
+		})
+		r.mu.Unlock()
+	}
+	return out
 }
 
 // hostRoot is the directory the node's hostPaths live under.
 func (h *nodeHandler) hostRoot() string { return filepath.Join(h.nodeDir, hostPathsDirName) }
+
+// claimRoot is the directory the node's claim volumes live under.
+func (h *nodeHandler) claimRoot() string { return filepath.Join(h.nodeDir, claimsDirName) }
 
 // podDir is the work directory of a pod on this node.
 func (h *nodeHandler) podDir(pod *corev1.Pod) string {
@@ -63,10 +109,11 @@ func (h *nodeHandler) lookup(namespace, name string) *podRun {
 // a newer pod.
 func (h *nodeHandler) forget(r *podRun) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.pods[r.key] == r {
 		delete(h.pods, r.key)
 	}
+	h.mu.Unlock()
+	h.notifyChanged()
 }
 
 // notify hands a pod's status to the pod controller.
@@ -109,8 +156,9 @@ func (h *nodeHandler) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 	h.mu.Lock()
 	h.pods[r.key] = r
 	h.mu.Unlock()
-	r.log.Info("starting a pod", "mode", r.mode, "dir", r.dir)
+	r.log.Info("starting a pod", "mode", r.mode, "dir", r.dir, "podIP", r.podIP)
 	r.publish()
+	h.notifyChanged()
 	h.running.Add(1)
 	go func() {
 		defer h.running.Done()
@@ -198,4 +246,25 @@ func (s apiSource) Secret(ctx context.Context, namespace, name string) (*corev1.
 // ConfigMap implements objectSource.
 func (s apiSource) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
 	return s.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// Services implements clusterSource: every Service of the cluster, since a
+// cluster IP names no namespace.
+func (s apiSource) Services(ctx context.Context) ([]corev1.Service, error) {
+	list, err := s.client.CoreV1().Services(corev1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// Pods implements clusterSource.
+func (s apiSource) Pods(ctx context.Context, namespace string, selector map[string]string) ([]corev1.Pod, error) {
+	list, err := s.client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(selector).String(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
 }

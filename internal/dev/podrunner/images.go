@@ -2,6 +2,7 @@ package podrunner
 
 import (
 	"path"
+	"path/filepath"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,10 @@ type Command struct {
 	Executables map[string][]byte
 	// PathDirs are put in front of the process's PATH.
 	PathDirs []string
+	// Env is set in the process's environment over the container's own
+	// variables: where a program keeps its sockets and logs, say. Values
+	// are paths and names, never credentials, since the runner logs them.
+	Env map[string]string
 }
 
 // Container is what a Mapping knows when it builds a Command: the container
@@ -46,6 +51,41 @@ type Container struct {
 	// from Secrets are left out so that a credential never ends up in an
 	// argument list, which any local user can read from /proc.
 	Env map[string]string
+	// PodIP is the address the pod reports: its own loopback address when a
+	// mapping of the pod asks for one (Mapping.OwnAddress), else HostIP.
+	PodIP string
+	// HostRoot is the directory under which the node's hostPaths live, for
+	// a program that expects a host path no mount provides.
+	HostRoot string
+	// Resolve translates a host and port the container would dial into the
+	// local address and port that reach the same server: a member's DNS
+	// name becomes its pod's loopback address, a Service's cluster IP the
+	// selected pod's address and target port. Anything else comes back as
+	// given. Nil means no translation.
+	Resolve func(host string, port int) (string, int, error)
+}
+
+// resolve applies c.Resolve, or returns host and port unchanged without one.
+func (c Container) resolve(host string, port int) (string, int, error) {
+	if c.Resolve == nil {
+		return host, port, nil
+	}
+	return c.Resolve(host, port)
+}
+
+// hostPath returns the local path of an absolute container path: inside a
+// mount when one holds it, else where a hostPath of that path would be.
+// The chassis's containers share /etc/openvswitch and the run directories
+// through hostPaths on a real node; a pod that does not mount one still
+// finds the node's copy here.
+func (c Container) hostPath(p string) string {
+	if local, ok := c.Mounts.Path(p); ok {
+		return local
+	}
+	if c.HostRoot == "" {
+		return filepath.Join(c.WorkDir, filepath.FromSlash(path.Clean("/"+p)))
+	}
+	return hostPathDir(c.HostRoot, p)
 }
 
 // Mapping decides whether a container runs locally and with which program.
@@ -58,6 +98,13 @@ type Mapping struct {
 	Match func(c *corev1.Container) bool
 	// Build returns the Command that runs the container.
 	Build func(c Container) (Command, error)
+	// OwnAddress gives the pod of a matching container a loopback address
+	// of its own, 127.x.y.z derived from its namespace and name, reported as
+	// its pod IP. Servers that must all listen on the same port, such as the
+	// members of one OVN database, need it: on a real cluster each pod has
+	// an address, here they all share the host's. A pod on the host network
+	// keeps HostIP.
+	OwnAddress bool
 }
 
 // ImageMap is the table the runner consults for every container, in order;

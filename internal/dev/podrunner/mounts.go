@@ -10,9 +10,11 @@ import (
 // VolumeKind is the source of a materialised volume.
 type VolumeKind string
 
-// The volume sources the runner materialises. Any other source becomes an
-// empty directory of kind VolumeOther, so that a pod with, say, a
-// persistentVolumeClaim still runs.
+// The volume sources the runner materialises. A persistentVolumeClaim
+// (VolumeClaim) is a directory of the node's that outlives the pod, keyed
+// by namespace and claim name. Any other source becomes an empty directory
+// of kind VolumeOther, so that a pod with, say, a generic ephemeral volume
+// still runs.
 const (
 	VolumeSecret      VolumeKind = "secret"
 	VolumeConfigMap   VolumeKind = "configMap"
@@ -20,6 +22,7 @@ const (
 	VolumeDownwardAPI VolumeKind = "downwardAPI"
 	VolumeEmptyDir    VolumeKind = "emptyDir"
 	VolumeHostPath    VolumeKind = "hostPath"
+	VolumeClaim       VolumeKind = "persistentVolumeClaim"
 	VolumeOther       VolumeKind = "other"
 )
 

@@ -77,6 +77,9 @@ type podRun struct {
 	mode  string
 	plans []plan
 	log   logr.Logger
+	// podIP is the address the pod reports: HostIP, or its own loopback
+	// address when a mapping asks for one.
+	podIP string
 
 	// spec is the pod as created. It is never modified, so preparation
 	// and the containers read it without locking; pod below is the copy
@@ -143,6 +146,11 @@ func newPodRun(h *nodeHandler, pod *corev1.Pod) *podRun {
 	for i := range pod.Spec.Containers {
 		r.main = append(r.main, add(&pod.Spec.Containers[i], false, i))
 	}
+	r.podIP = podAddress(pod, r.plans)
+	// The downward API reads the pod IP from here, so that status.podIP in
+	// the env is the address the pod reports.
+	pod.Status.PodIP = r.podIP
+	pod.Status.PodIPs = []corev1.PodIP{{IP: r.podIP}}
 	r.pod = pod.DeepCopy()
 	setAnnotation(r.pod, r.mode)
 	return r
@@ -206,7 +214,7 @@ func (r *podRun) publish() {
 	}
 	pod := r.pod.DeepCopy()
 	pod.Status = derivePodStatus(podView{
-		pod: r.pod, init: r.init, main: r.main, startTime: r.startTime, prev: prev, now: metav1.Now(),
+		pod: r.pod, init: r.init, main: r.main, startTime: r.startTime, prev: prev, now: metav1.Now(), podIP: r.podIP,
 	})
 	r.last = pod
 	r.mu.Unlock()
@@ -315,7 +323,7 @@ func (r *podRun) prepare() bool {
 
 // prepareOnce is one attempt of prepare.
 func (r *podRun) prepareOnce() error {
-	vols, err := materialiseVolumes(r.ctx, r.spec, r.h.src, r.dir, r.h.hostRoot())
+	vols, err := materialiseVolumes(r.ctx, r.spec, r.h.src, r.dir, r.h.hostRoot(), r.h.claimRoot())
 	if err != nil {
 		return err
 	}
@@ -356,6 +364,7 @@ func (r *podRun) prepareContainer(p plan, vols map[string]volume) (prepared, err
 	}
 	cmd, err := p.mapping.Build(Container{
 		Pod: r.spec, Spec: p.spec, NodeName: r.h.node, Mounts: mounts, WorkDir: workDir, Env: plain,
+		PodIP: r.podIP, HostRoot: r.h.hostRoot(), Resolve: resolver{ctx: r.ctx, src: r.h.cluster}.resolve,
 	})
 	if err != nil {
 		return prepared{}, fmt.Errorf("mapping %s: %w", p.mapping.Name, err)
@@ -367,6 +376,11 @@ func (r *podRun) prepareContainer(p plan, vols map[string]volume) (prepared, err
 		}
 	}
 	cmd.Dirs = append(cmd.Dirs, workDir, dir)
+	// The mapping's variables come last: they say where this host keeps
+	// what the image would keep at fixed paths.
+	for _, k := range slices.Sorted(maps.Keys(cmd.Env)) {
+		vars = append(vars, envVar{name: k, value: cmd.Env[k]})
+	}
 	return prepared{
 		cmd: cmd,
 		env: processEnv(r.spec, workDir, r.h.env, vars),
@@ -635,6 +649,8 @@ func (r *podRun) refresh(pod *corev1.Pod) {
 	r.pod.ResourceVersion = pod.ResourceVersion
 	r.mu.Unlock()
 	r.publish()
+	// Labels decide which Services select the pod.
+	r.h.notifyChanged()
 }
 
 // sleep waits for d or until ctx ends, and reports whether d passed.

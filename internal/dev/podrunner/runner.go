@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 
@@ -69,14 +70,25 @@ type Options struct {
 	Env map[string]string
 	// Logger receives the runner's log; the zero value discards it.
 	Logger logr.Logger
+	// ForwardNodePorts stands in for kube-proxy's NodePorts: for every
+	// NodePort Service that selects a pod running as a process on this
+	// runner, the runner listens on 127.0.0.1 at the node port and
+	// forwards TCP to the pod's address and target port. Off by default,
+	// since two runners of one host must not both claim a port; the
+	// runner of the cluster that serves the ports turns it on.
+	ForwardNodePorts bool
 }
 
 // Runner is a kubelet for test and devstack clusters: it registers nodes
 // through virtual-kubelet's node controller and runs the pods bound to them
 // as local processes, or simulates those that have no local command.
 type Runner struct {
-	opts     Options
-	handlers []*nodeHandler
+	opts      Options
+	handlers  []*nodeHandler
+	forwarder *nodePortForwarder
+	// forwarded is closed when the forwarder has stopped; it is closed
+	// from the start when there is none.
+	forwarded chan struct{}
 
 	mu      sync.Mutex
 	started bool
@@ -115,7 +127,7 @@ func New(opts Options) (*Runner, error) {
 		return nil, err
 	}
 	opts.StateDir = abs
-	return &Runner{opts: opts, done: make(chan struct{})}, nil
+	return &Runner{opts: opts, done: make(chan struct{}), forwarded: make(chan struct{})}, nil
 }
 
 // NodeDir returns the directory of a node: the root of its hostPaths and of
@@ -129,6 +141,12 @@ func (r *Runner) NodeDir(node string) string {
 // "containers", and one log file per container under "logs".
 func (r *Runner) PodDir(pod *corev1.Pod) string {
 	return filepath.Join(r.NodeDir(pod.Spec.NodeName), podsDirName, podDirName(pod))
+}
+
+// ContainerDir returns the work directory of a container of a pod, where
+// the OVN mappings keep control sockets and logs.
+func (r *Runner) ContainerDir(pod *corev1.Pod, container string) string {
+	return filepath.Join(r.PodDir(pod), containersDirName, container)
 }
 
 // ContainerLog returns the log file of a container of a pod.
@@ -176,19 +194,31 @@ func (r *Runner) Start(ctx context.Context) error {
 	// favour of reading objects when a pod starts. They are never started,
 	// so the runner watches no Secrets.
 	unused := informers.NewSharedInformerFactory(client, 0)
+	synced, err := r.newForwarder(ctx, client)
+	if err != nil {
+		cancel()
+		close(r.forwarded)
+		r.finish(nil, events, err)
+		return err
+	}
 
 	var all []controllers
 	for _, n := range r.opts.Nodes {
 		h := newNodeHandler(ctx, n.Name, r.NodeDir(n.Name), r.opts.Images, apiSource{client}, r.opts.Env, r.opts.Logger)
+		if r.forwarder != nil {
+			h.changed = r.forwarder.trigger
+		}
 		r.handlers = append(r.handlers, h)
 		c, err := r.controllersFor(ctx, client, events, unused, n, h)
 		if err != nil {
 			cancel()
+			close(r.forwarded)
 			r.finish(all, events, err)
 			return err
 		}
 		all = append(all, c)
 	}
+	r.startForwarder(ctx, synced)
 
 	go func() {
 		err := r.supervise(ctx, all)
@@ -210,6 +240,43 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	r.opts.Logger.Info("nodes are ready", "nodes", len(all))
 	return nil
+}
+
+// newForwarder creates the NodePort forwarder when the options ask for
+// one, with the Service informer it reads; startForwarder runs it once
+// every node's handler exists.
+func (r *Runner) newForwarder(ctx context.Context, client kubernetes.Interface) (cache.InformerSynced, error) {
+	if !r.opts.ForwardNodePorts {
+		return nil, nil
+	}
+	// The forwarder exists before the informer, whose events trigger it;
+	// it reads the informer's Services only once it runs.
+	f := newNodePortForwarder(r.opts.Logger.WithName("nodeports"), nil, func() []endpoint {
+		var eps []endpoint
+		for _, h := range r.handlers {
+			eps = append(eps, h.endpoints()...)
+		}
+		return eps
+	})
+	services, synced, err := watchServices(ctx, client, f.trigger)
+	if err != nil {
+		return nil, err
+	}
+	f.services = services
+	r.forwarder = f
+	return synced, nil
+}
+
+// startForwarder runs the forwarder, if any, until ctx ends.
+func (r *Runner) startForwarder(ctx context.Context, synced cache.InformerSynced) {
+	if r.forwarder == nil {
+		close(r.forwarded)
+		return
+	}
+	go func() {
+		defer close(r.forwarded)
+		r.forwarder.run(ctx, synced)
+	}()
 }
 
 // controllersFor builds and starts the pod and node controllers of a node.
@@ -338,6 +405,7 @@ func (r *Runner) finish(all []controllers, events record.EventBroadcaster, err e
 	for _, h := range r.handlers {
 		h.running.Wait()
 	}
+	<-r.forwarded
 	events.Shutdown()
 	r.err = err
 	close(r.done)

@@ -55,6 +55,8 @@ type podView struct {
 	// not change keeps its transition time.
 	prev []corev1.PodCondition
 	now  metav1.Time
+	// podIP is the pod's address; empty means HostIP.
+	podIP string
 }
 
 // derivePodStatus computes a pod's status from its containers' states, by
@@ -74,6 +76,10 @@ func derivePodStatus(v podView) corev1.PodStatus {
 		}
 	}
 
+	podIP := v.podIP
+	if podIP == "" {
+		podIP = HostIP
+	}
 	readyReason := ""
 	if terminal {
 		readyReason = reasonPodCompleted
@@ -90,8 +96,8 @@ func derivePodStatus(v podView) corev1.PodStatus {
 		Conditions: conds,
 		HostIP:     HostIP,
 		HostIPs:    []corev1.HostIP{{IP: HostIP}},
-		PodIP:      HostIP,
-		PodIPs:     []corev1.PodIP{{IP: HostIP}},
+		PodIP:      podIP,
+		PodIPs:     []corev1.PodIP{{IP: podIP}},
 		StartTime:  v.startTime,
 		QOSClass:   v.pod.Status.QOSClass,
 	}

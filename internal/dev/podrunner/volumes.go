@@ -25,6 +25,7 @@ const (
 	volumeDirMode     os.FileMode = 0o755
 	volumesDirName                = "volumes"
 	hostPathsDirName              = "host"
+	claimsDirName                 = "claims"
 	podsDirName                   = "pods"
 	containersDirName             = "containers"
 	logsDirName                   = "logs"
@@ -47,9 +48,9 @@ type volume struct {
 
 // materialiseVolumes writes every volume of a pod: Secrets, ConfigMaps,
 // projected and downwardAPI volumes as files under podDir, emptyDirs as
-// directories there, and hostPaths under hostRoot, the node's own root, so
-// that two nodes never share one.
-func materialiseVolumes(ctx context.Context, pod *corev1.Pod, src objectSource, podDir, hostRoot string) (map[string]volume, error) {
+// directories there, hostPaths under hostRoot, the node's own root, so
+// that two nodes never share one, and claims under claimRoot.
+func materialiseVolumes(ctx context.Context, pod *corev1.Pod, src objectSource, podDir, hostRoot, claimRoot string) (map[string]volume, error) {
 	vols := map[string]volume{}
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
@@ -87,6 +88,10 @@ func materialiseVolumes(ctx context.Context, pod *corev1.Pod, src objectSource, 
 		case v.EmptyDir != nil:
 			kind = VolumeEmptyDir
 			err = os.MkdirAll(dir, volumeDirMode)
+		case v.PersistentVolumeClaim != nil:
+			kind = VolumeClaim
+			dir = claimDir(claimRoot, pod.Namespace, v.PersistentVolumeClaim.ClaimName)
+			err = os.MkdirAll(dir, volumeDirMode)
 		default:
 			kind = VolumeOther
 			err = os.MkdirAll(dir, volumeDirMode)
@@ -97,6 +102,17 @@ func materialiseVolumes(ctx context.Context, pod *corev1.Pod, src objectSource, 
 		vols[v.Name] = volume{kind: kind, dir: dir, files: files}
 	}
 	return vols, nil
+}
+
+// claimDir is the directory that stands in for a claim's volume: one per
+// namespace and claim name under the node, outside every pod's directory,
+// so that a pod recreated under its name, a StatefulSet member, finds what
+// its predecessor stored, as it would on the claim's volume. The runner
+// does not watch claims, so the directory outlives a deleted claim until
+// the node's state is removed, like a volume that is retained. Claim and
+// namespace names hold no "_", which keeps the key unambiguous.
+func claimDir(claimRoot, namespace, claim string) string {
+	return filepath.Join(claimRoot, namespace+"_"+path.Base(path.Clean("/"+claim)))
 }
 
 // hostPathDir maps a hostPath to its place under the node's root. Cleaning
@@ -319,7 +335,7 @@ func containerMounts(c *corev1.Container, vols map[string]volume) (Mounts, error
 			}
 			// A subPath into an emptyDir or hostPath names a directory the
 			// program expects to exist, unless it names a file we wrote.
-			if v.kind == VolumeEmptyDir || v.kind == VolumeHostPath || v.kind == VolumeOther {
+			if v.kind == VolumeEmptyDir || v.kind == VolumeHostPath || v.kind == VolumeClaim || v.kind == VolumeOther {
 				if err := os.MkdirAll(m.HostPath, volumeDirMode); err != nil {
 					return nil, err
 				}

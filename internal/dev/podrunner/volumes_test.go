@@ -43,8 +43,8 @@ func TestMaterialiseVolumes(t *testing.T) {
 		}},
 	}
 	root := t.TempDir()
-	podDir, hostRoot := filepath.Join(root, "pods", "p"), filepath.Join(root, "host")
-	vols, err := materialiseVolumes(context.Background(), pod, testObjects(), podDir, hostRoot)
+	podDir, hostRoot, claimRoot := filepath.Join(root, "pods", "p"), filepath.Join(root, "host"), filepath.Join(root, "claims")
+	vols, err := materialiseVolumes(context.Background(), pod, testObjects(), podDir, hostRoot, claimRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,9 @@ func TestMaterialiseVolumes(t *testing.T) {
 			files: map[string]string{"user": "nova", "region": "RegionOne", "name": "p"},
 			modes: map[string]os.FileMode{"user": 0o600, "region": 0o644},
 		},
-		{volume: "pvc", kind: VolumeOther, dir: filepath.Join(podDir, "volumes", "pvc")},
+		// A claim lives outside the pod's directory, keyed by namespace
+		// and claim, so that the next pod of that name finds its data.
+		{volume: "pvc", kind: VolumeClaim, dir: filepath.Join(claimRoot, "ns_c")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.volume, func(t *testing.T) {
@@ -140,7 +142,7 @@ func TestMaterialiseVolumesErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v", VolumeSource: tt.volume}}}}
-			_, err := materialiseVolumes(context.Background(), pod, testObjects(), t.TempDir(), t.TempDir())
+			_, err := materialiseVolumes(context.Background(), pod, testObjects(), t.TempDir(), t.TempDir(), t.TempDir())
 			if err == nil || err.Error() != tt.wantErr {
 				t.Errorf("err = %v, want %q", err, tt.wantErr)
 			}

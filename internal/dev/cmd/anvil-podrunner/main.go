@@ -9,7 +9,11 @@
 // With --run-nova-control-plane it also runs the pods of Nova's control
 // plane (nova-api, nova-metadata, nova-conductor, nova-scheduler and
 // nova-novncproxy) as this host's Debian Nova programs, instead of
-// simulating them.
+// simulating them. With --run-ovn it runs an OVNCentral's and an
+// OVNChassis's pods as this host's Debian OVS and OVN programs. With
+// --forward-node-ports it listens on 127.0.0.1 at the node port of every
+// NodePort Service that selects one of its process pods and forwards to
+// the pod, as kube-proxy would; turn it on for one runner per cluster.
 package main
 
 import (
@@ -44,15 +48,26 @@ type config struct {
 	// novaControlPlane runs Nova's control-plane pods rather than
 	// simulating them.
 	novaControlPlane bool
+	// ovn runs OVN's pods rather than simulating them.
+	ovn bool
+	// forwardNodePorts serves NodePorts of the runner's pods.
+	forwardNodePorts bool
 }
 
 // images returns the ImageMap the configuration asks for; nil means the
 // runner's default.
 func (c config) images() podrunner.ImageMap {
-	if !c.novaControlPlane {
+	if !c.novaControlPlane && !c.ovn {
 		return nil
 	}
-	return append(podrunner.NovaControlPlaneMappings(), podrunner.DefaultImageMap()...)
+	var m podrunner.ImageMap
+	if c.novaControlPlane {
+		m = append(m, podrunner.NovaControlPlaneMappings()...)
+	}
+	if c.ovn {
+		m = append(m, podrunner.OVNMappings()...)
+	}
+	return append(m, podrunner.DefaultImageMap()...)
 }
 
 // run executes the command and returns its exit code, so that deferred
@@ -90,6 +105,7 @@ func run(args []string, stderr io.Writer) int {
 	}
 	runner, err := podrunner.New(podrunner.Options{
 		Config: restConfig, Nodes: cfg.nodes, StateDir: cfg.stateDir, Images: cfg.images(), Env: env, Logger: log,
+		ForwardNodePorts: cfg.forwardNodePorts,
 	})
 	if err != nil {
 		log.Error(err, "invalid options")
@@ -139,6 +155,8 @@ func parseFlags(fs *flag.FlagSet, args []string) (config, error) {
 		return nil
 	})
 	fs.BoolVar(&cfg.novaControlPlane, "run-nova-control-plane", false, "run the pods of Nova's control plane (api, metadata, conductor, scheduler, novncproxy) as this host's Debian Nova programs instead of simulating them")
+	fs.BoolVar(&cfg.ovn, "run-ovn", false, "run the pods of OVN centrals and chassis (database members, northd, ovsdb-server, ovs-vswitchd with the dummy datapath, ovn-controller) as this host's Debian OVS and OVN programs instead of simulating them")
+	fs.BoolVar(&cfg.forwardNodePorts, "forward-node-ports", false, "listen on 127.0.0.1 at the node port of every NodePort Service that selects a pod this runner runs as a process, and forward to the pod, as kube-proxy would; one runner per host and cluster")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}

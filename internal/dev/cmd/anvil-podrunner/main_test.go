@@ -116,3 +116,43 @@ func TestRunNovaControlPlane(t *testing.T) {
 		}
 	}
 }
+
+// TestRunOVN checks that --run-ovn adds the OVN mappings, alone or beside
+// the Nova control plane, and that --forward-node-ports reaches the
+// runner's option.
+func TestRunOVN(t *testing.T) {
+	member := &corev1.Container{Name: "ovsdb-server", Env: []corev1.EnvVar{{Name: "OVN_DB", Value: "nb"}}}
+	api := &corev1.Container{
+		Name:    "nova-api",
+		Image:   "ghcr.io/c5c3/nova:2026.1",
+		Command: []string{"uwsgi", "--http-socket", ":8774", "--wsgi-file", "/usr/bin/nova-api-wsgi"},
+	}
+	for _, tt := range []struct {
+		args             []string
+		wantOVN, wantAPI bool
+		wantForwardPorts bool
+	}{
+		{nil, false, false, false},
+		{[]string{"--run-ovn"}, true, false, false},
+		{[]string{"--run-ovn", "--run-nova-control-plane", "--forward-node-ports"}, true, true, true},
+	} {
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		cfg, err := parseFlags(fs, append([]string{"--kubeconfig=k", "--state-dir=s", "--nodes=a"}, tt.args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		images := cfg.images()
+		if images == nil {
+			images = podrunner.DefaultImageMap()
+		}
+		if _, ok := images.Lookup(member); ok != tt.wantOVN {
+			t.Errorf("%v: central member mapped = %v, want %v", tt.args, ok, tt.wantOVN)
+		}
+		if _, ok := images.Lookup(api); ok != tt.wantAPI {
+			t.Errorf("%v: nova-api mapped = %v, want %v", tt.args, ok, tt.wantAPI)
+		}
+		if cfg.forwardNodePorts != tt.wantForwardPorts {
+			t.Errorf("%v: forwardNodePorts = %v", tt.args, cfg.forwardNodePorts)
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package podrunner
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// OVNChassisMappings returns the mappings of a chassis's two DaemonSets:
+// the OVS pod (init host-prepare, ovsdb-server without OVN_DB,
+// ovs-vswitchd) and the ovn-controller pod (init apply-node,
+// ovn-controller). Every node of the runner has its own /run/openvswitch,
+// /run/ovn and /etc/openvswitch under its directory, hostPaths or not, so
+// that the chassis of two nodes never meet.
+func OVNChassisMappings() ImageMap {
+	withoutDB := false
+	return ImageMap{
+		{Name: "ovn-host-prepare", Match: matchContainerName("host-prepare", nil), Build: buildHostPrepare},
+		{Name: "ovs-ovsdb-server", Match: matchContainerName(containerOVSDB, &withoutDB), Build: buildOVSDBServer},
+		{Name: "ovs-vswitchd", Match: matchContainerName("ovs-vswitchd", nil), Build: buildVswitchd},
+		{Name: "ovn-apply-node", Match: matchContainerName("apply-node", nil), Build: buildApplyNode},
+		{Name: "ovn-controller", Match: matchContainerName("ovn-controller", nil), Build: buildOVNController},
+	}
+}
+
+// chassisPaths are a chassis container's local stand-ins for the host's
+// OVS directories.
+type chassisPaths struct {
+	ovsRun, ovnRun, confDB, dbSock string
+}
+
+// chassisPathsOf finds the node's directories for the container.
+func chassisPathsOf(c Container) chassisPaths {
+	ovsRun := c.hostPath(ovsRunDir)
+	return chassisPaths{
+		ovsRun: ovsRun,
+		ovnRun: c.hostPath(ovnRunDir),
+		confDB: c.hostPath(ovsConfDB),
+		dbSock: filepath.Join(ovsRun, "db.sock"),
+	}
+}
+
+// buildHostPrepare stands in for the init container that loads the kernel
+// modules and prepares the host. modprobe is skipped, and the container's
+// log says so; the run directories are created, and conf.db is created
+// from the schema when missing and converted when the schema is newer.
+func buildHostPrepare(c Container) (Command, error) {
+	p := chassisPathsOf(c)
+	db := shellQuote(p.confDB)
+	script := []string{
+		"set -e",
+		shellLine("echo", modprobeSkipped),
+		shellLine("mkdir", "-p", p.ovsRun, p.ovnRun, filepath.Dir(p.confDB)),
+		"if [ ! -s " + db + " ]; then " + shellLine(OVSDBToolPath, "create", p.confDB, OVSSchema),
+		"elif [ \"$(" + shellLine(OVSDBToolPath, "needs-conversion", p.confDB, OVSSchema) + ")\" = yes ]; then " +
+			shellLine(OVSDBToolPath, "convert", p.confDB, OVSSchema),
+		"fi",
+	}
+	return Command{Path: shellPath, Args: []string{"-c", strings.Join(script, "\n")}}, nil
+}
+
+// buildOVSDBServer runs the chassis's OVS database on the node's
+// /run/openvswitch/db.sock, as ovs-ctl would, with its pidfile and control
+// socket there too so that ovs-appctl finds them.
+func buildOVSDBServer(c Container) (Command, error) {
+	p := chassisPathsOf(c)
+	return Command{
+		Path: OVSDBServerPath,
+		Args: []string{
+			p.confDB,
+			"--remote=punix:" + p.dbSock,
+			"--remote=db:Open_vSwitch,Open_vSwitch,manager_options",
+			"--pidfile=" + filepath.Join(p.ovsRun, "ovsdb-server.pid"),
+			"--log-file=" + filepath.Join(c.WorkDir, "ovsdb-server.log"),
+		},
+		Dirs: []string{p.ovsRun},
+		Env:  withDBDir(ovsRunEnv(p.ovsRun, p.ovnRun, c.WorkDir), filepath.Dir(p.confDB)),
+	}, nil
+}
+
+// buildVswitchd runs ovs-vswitchd with the dummy datapath: this kernel has
+// no openvswitch module, and the dummy datapath needs no privilege yet
+// lets ovn-controller program its flows, so that Neutron sees the chassis
+// alive and binds ports to it. No packet reaches the host.
+func buildVswitchd(c Container) (Command, error) {
+	p := chassisPathsOf(c)
+	return Command{
+		Path: OVSVswitchdPath,
+		Args: []string{
+			"unix:" + p.dbSock,
+			"--enable-dummy=override", "--disable-system", "--disable-system-route",
+			// The default name, so that ovs-appctl -t ovs-vswitchd finds it.
+			"--pidfile=" + filepath.Join(p.ovsRun, "ovs-vswitchd.pid"),
+			"--log-file=" + filepath.Join(c.WorkDir, "ovs-vswitchd.log"),
+		},
+		Dirs: []string{p.ovsRun},
+		Env:  ovsRunEnv(p.ovsRun, p.ovnRun, c.WorkDir),
+	}, nil
+}
+
+// buildOVNController runs ovn-controller against the node's OVS database
+// with the client TLS files. ovn-controller 23.03 has no --unixctl: its
+// control socket is ovn-controller.<pid>.ctl in OVN_RUNDIR, which is the
+// node's /run/ovn, where ovn-appctl -t ovn-controller finds it. OVS_RUNDIR
+// tells it where ovs-vswitchd keeps br-int.mgmt.
+func buildOVNController(c Container) (Command, error) {
+	p := chassisPathsOf(c)
+	key, cert, ca, err := tlsFiles(c)
+	if err != nil {
+		return Command{}, err
+	}
+	return Command{
+		Path: OVNControllerPath,
+		Args: []string{
+			"unix:" + p.dbSock,
+			"--private-key=" + key, "--certificate=" + cert, "--ca-cert=" + ca,
+			"--pidfile=" + filepath.Join(p.ovnRun, "ovn-controller.pid"),
+			"--log-file=" + filepath.Join(c.WorkDir, "ovn-controller.log"),
+		},
+		Dirs: []string{p.ovnRun},
+		Env:  ovsRunEnv(p.ovsRun, p.ovnRun, c.WorkDir),
+	}, nil
+}
+
+// buildApplyNode writes the node's entry of the chassis's nodes ConfigMap,
+// mounted at /etc/ovn/nodes, into the OVS database's external_ids in one
+// ovs-vsctl transaction, which also creates the Open_vSwitch row on a fresh
+// database and the mapped bridges. A missing entry fails the build, so the
+// runner waits for it as it waits for a missing Secret.
+//
+// Two values differ from a real node's. ovn-encap-ip is NodeEncapAddress
+// rather than NODE_IP, 127.0.0.1 on every runner node, because the
+// southbound database refuses two chassis with the same encapsulation type
+// and IP. ovn-bridge-datapath-type is dummy. ovn-remote is OVN_REMOTE with
+// its member names and cluster IPs translated. LEAVING is not read: the
+// chassis-del Job removes a departing chassis.
+func buildApplyNode(c Container) (Command, error) {
+	node := cmp.Or(c.Env["NODE_NAME"], c.NodeName)
+	entry, err := readNodeEntry(c, node)
+	if err != nil {
+		return Command{}, err
+	}
+	remote, err := c.translate(c.Env["OVN_REMOTE"])
+	if err != nil {
+		return Command{}, fmt.Errorf("OVN_REMOTE: %w", err)
+	}
+	probe, err := envInt(c, "OVN_REMOTE_PROBE_INTERVAL_MS", 60000)
+	if err != nil {
+		return Command{}, err
+	}
+	if entry["SYSTEM_ID"] == "" {
+		return Command{}, fmt.Errorf("the entry of node %s has no SYSTEM_ID", node)
+	}
+	p := chassisPathsOf(c)
+	ids := [][2]string{
+		{"system-id", entry["SYSTEM_ID"]},
+		{"hostname", node},
+		{"ovn-remote", remote},
+		{"ovn-encap-type", cmp.Or(entry["ENCAP_TYPE"], "geneve")},
+		{"ovn-encap-ip", NodeEncapAddress(node)},
+		{"ovn-remote-probe-interval", fmt.Sprint(probe)},
+		{"ovn-bridge-datapath-type", "dummy"},
+	}
+	var removed []string
+	if m := entry["BRIDGE_MAPPINGS"]; m != "" {
+		ids = append(ids, [2]string{"ovn-bridge-mappings", m})
+	} else {
+		removed = append(removed, "ovn-bridge-mappings")
+	}
+	if entry["GATEWAY"] == "true" {
+		ids = append(ids, [2]string{"ovn-cms-options", "enable-chassis-as-gw"})
+	} else {
+		removed = append(removed, "ovn-cms-options")
+	}
+	args := []string{"--db=unix:" + p.dbSock, "--no-wait", "--timeout=30", "--", "init", "--", "set", "Open_vSwitch", "."}
+	for _, kv := range ids {
+		args = append(args, "external_ids:"+kv[0]+"="+ovsdbString(kv[1]))
+	}
+	for _, k := range removed {
+		args = append(args, "--", "remove", "Open_vSwitch", ".", "external_ids", k)
+	}
+	for _, bridge := range mappedBridges(entry["BRIDGE_MAPPINGS"]) {
+		args = append(args, "--", "--may-exist", "add-br", bridge)
+	}
+	return Command{Path: OVSVsctlPath, Args: args, Env: ovsRunEnv(p.ovsRun, p.ovnRun, c.WorkDir)}, nil
+}
+
+// readNodeEntry reads a node's KEY=value entry from the nodes ConfigMap.
+func readNodeEntry(c Container, node string) (map[string]string, error) {
+	file, ok := c.Mounts.Path(ovnNodesDir + "/" + node)
+	if !ok {
+		return nil, fmt.Errorf("no volume is mounted at %s", ovnNodesDir)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("the entry of node %s: %w", node, err)
+	}
+	return parseNodeEntry(data), nil
+}
+
+// parseNodeEntry reads the bash KEY=value lines the chassis controller
+// renders: comments and blank lines are skipped, "export " is allowed,
+// and one pair of quotes around a value is removed.
+func parseNodeEntry(data []byte) map[string]string {
+	out := map[string]string{}
+	s := bufio.NewScanner(bytes.NewReader(data))
+	for s.Scan() {
+		line := strings.TrimSpace(s.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || !isAssignment(k+"=") {
+			continue
+		}
+		out[k] = unquote(strings.TrimSpace(v))
+	}
+	return out
+}
+
+// mappedBridges returns the bridges of "physnet:bridge,..." in order.
+func mappedBridges(mappings string) []string {
+	var out []string
+	for _, m := range strings.Split(mappings, ",") {
+		if _, bridge, ok := strings.Cut(strings.TrimSpace(m), ":"); ok && bridge != "" {
+			out = append(out, bridge)
+		}
+	}
+	return out
+}
