@@ -15,19 +15,27 @@ import (
 )
 
 // The objects below are what docs/design/ovn.md says the OVNCentral and
-// OVNChassis controllers create, built by hand for a central "ovnit" and a
-// chassis "ovnit-ch". The names differ from the devstack's, so the members'
-// loopback addresses do too.
-const (
+// OVNChassis controllers create, built by hand for a central and a chassis.
+const ns = testenv.WorkloadNamespace
+
+// Names and ports of one run, set by pickNamesAndPorts. The members'
+// loopback addresses derive from their pod names, so each run names its
+// central afresh: two runs on one host, a developer's and CI's, then
+// bind different addresses, and neither meets the devstack's.
+var (
 	central = "ovnit"
 	chassis = "ovnit-ch"
-	ns      = testenv.WorkloadNamespace
-	// NodePorts of the test: 32740-32749, away from the devstack's 30641
-	// (northbound) and 30651 (southbound) and below the kernel's ephemeral
-	// ports. Northbound member i has 32740+i, the southbound member 32745.
-	nbNodePortBase = 32740
-	sbNodePort     = 32745
+	// nbNodePorts are the northbound members' NodePorts, sbNodePort the
+	// southbound member's; see nodePortRange.
+	nbNodePorts [3]int32
+	sbNodePort  int32
 )
+
+// nodePortRange is where the test takes its NodePorts from: 32700-32759,
+// away from the devstack's 30641 (northbound) and 30651 (southbound) and
+// below the kernel's ephemeral ports. A port something on this host holds
+// is skipped, so two runs at once take different ones.
+const nodePortRange, nodePortRangeSize = 32700, 60
 
 var grace = int64(2)
 

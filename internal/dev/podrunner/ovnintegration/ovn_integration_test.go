@@ -3,6 +3,7 @@ package ovnintegration
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -46,7 +47,7 @@ func TestIntegrationOVN(t *testing.T) {
 			t.Skipf("Debian's OVS and OVN are not installed: %v", err)
 		}
 	}
-	requireFreePorts(t, nbNodePortBase, nbNodePortBase+1, nbNodePortBase+2, sbNodePort)
+	pickNamesAndPorts(t)
 	c := e.Management
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
@@ -108,7 +109,7 @@ func createCentralObjects(ctx context.Context, t *testing.T, c *testenv.Cluster,
 		memberService("sb", 0, 0),
 	}
 	for i := range 3 {
-		objs = append(objs, memberService("nb", i, int32(nbNodePortBase+i)))
+		objs = append(objs, memberService("nb", i, nbNodePorts[i]))
 	}
 	for _, o := range objs {
 		if err := c.Client.Create(ctx, o); err != nil {
@@ -169,7 +170,7 @@ func testMembers(ctx context.Context, t *testing.T, c *testenv.Cluster, r *podru
 // at run time, as externallyReachable does, to read what northd wrote.
 func testNodePorts(ctx context.Context, t *testing.T, c *testenv.Cluster, r *podrunner.Runner, cl []string) {
 	t.Helper()
-	nb := fmt.Sprintf("--db=ssl:127.0.0.1:%d,ssl:127.0.0.1:%d,ssl:127.0.0.1:%d", nbNodePortBase, nbNodePortBase+1, nbNodePortBase+2)
+	nb := fmt.Sprintf("--db=ssl:127.0.0.1:%d,ssl:127.0.0.1:%d,ssl:127.0.0.1:%d", nbNodePorts[0], nbNodePorts[1], nbNodePorts[2])
 	if out, err := retryCommand(ctx, "ovn-nbctl", append([]string{nb, "--timeout=10"}, append(cl, "ls-add", "sw0")...)...); err != nil {
 		t.Fatalf("ovn-nbctl ls-add through the node ports: %v\n%s", err, out)
 	}
@@ -181,7 +182,7 @@ func testNodePorts(ctx context.Context, t *testing.T, c *testenv.Cluster, r *pod
 		t.Fatalf("northd did not sync the southbound: %v\n%s\n%s", err, out, logTail(r, northd, "ovn-northd"))
 	}
 
-	sb := "--db=ssl:127.0.0.1:" + strconv.Itoa(sbNodePort)
+	sb := "--db=ssl:127.0.0.1:" + strconv.Itoa(int(sbNodePort))
 	if out, err := exec.CommandContext(ctx, "ovn-sbctl", append([]string{sb, "--timeout=3"}, append(cl, "list", "SB_Global")...)...).CombinedOutput(); err == nil {
 		t.Fatalf("the southbound answers on %d before its Service is a NodePort:\n%s", sbNodePort, out)
 	}
@@ -229,7 +230,7 @@ func testChassis(ctx context.Context, t *testing.T, c *testenv.Cluster, r *podru
 		t.Fatal(err)
 	}
 	ctl := waitLabelled(ctx, t, c, map[string]string{"app.kubernetes.io/component": "ovn-controller"})
-	sb := "--db=ssl:127.0.0.1:" + strconv.Itoa(sbNodePort)
+	sb := "--db=ssl:127.0.0.1:" + strconv.Itoa(int(sbNodePort))
 	var out string
 	err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
 		b, _ := exec.CommandContext(ctx, "ovn-sbctl", append([]string{sb, "--timeout=5"}, append(cl, "show")...)...).CombinedOutput()
@@ -336,17 +337,30 @@ func retryCommand(ctx context.Context, name string, args ...string) (string, err
 	}
 }
 
-// requireFreePorts fails early, and clearly, when something on this host
-// holds one of the test's node ports.
-func requireFreePorts(t *testing.T, ports ...int) {
+// pickNamesAndPorts names this run's central and chassis and takes four
+// NodePorts of nodePortRange that nothing on this host holds, starting at
+// a random offset so that two runs at once rarely try the same ones.
+func pickNamesAndPorts(t *testing.T) {
 	t.Helper()
-	for _, p := range ports {
+	suffix := rand.Uint32() % 0x10000 //nolint:gosec // a name, not a secret
+	central = fmt.Sprintf("ovnit-%04x", suffix)
+	chassis = central + "-ch"
+	var ports []int32
+	start := rand.IntN(nodePortRangeSize) //nolint:gosec // a port, not a secret
+	for i := 0; i < nodePortRangeSize && len(ports) < 4; i++ {
+		p := nodePortRange + (start+i)%nodePortRangeSize
 		l, err := net.Listen("tcp", net.JoinHostPort(podrunner.HostIP, strconv.Itoa(p)))
 		if err != nil {
-			t.Fatalf("the test's node port %d is taken on this host: %v", p, err)
+			continue
 		}
 		_ = l.Close()
+		ports = append(ports, int32(p))
 	}
+	if len(ports) < 4 {
+		t.Fatalf("fewer than 4 free ports in %d-%d on this host", nodePortRange, nodePortRange+nodePortRangeSize-1)
+	}
+	copy(nbNodePorts[:], ports[:3])
+	sbNodePort = ports[3]
 }
 
 // fieldOf returns the value of a "Name: value" line of ovn-appctl output.
