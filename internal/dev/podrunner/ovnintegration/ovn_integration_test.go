@@ -342,11 +342,11 @@ func retryCommand(ctx context.Context, name string, args ...string) (string, err
 // a random offset so that two runs at once rarely try the same ones.
 func pickNamesAndPorts(t *testing.T) {
 	t.Helper()
-	suffix := rand.Uint32() % 0x10000 //nolint:gosec // a name, not a secret
+	suffix := rand.Uint32() % 0x10000
 	central = fmt.Sprintf("ovnit-%04x", suffix)
 	chassis = central + "-ch"
 	var ports []int32
-	start := rand.IntN(nodePortRangeSize) //nolint:gosec // a port, not a secret
+	start := rand.IntN(nodePortRangeSize)
 	for i := 0; i < nodePortRangeSize && len(ports) < 4; i++ {
 		p := nodePortRange + (start+i)%nodePortRangeSize
 		l, err := net.Listen("tcp", net.JoinHostPort(podrunner.HostIP, strconv.Itoa(p)))
