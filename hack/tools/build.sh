@@ -17,19 +17,23 @@ stamp="$bin/.tools-stamp"
 KUBE_VERSION="v1.37.2"
 KWOK_VERSION="v0.8.0"
 
-binaries=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl controller-gen helm golangci-lint)
+binaries=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl controller-gen helm golangci-lint cert-manager-controller)
+# cert-manager's CRDs, copied from the module its controller is built from.
+cert_manager_crds=(certificaterequests certificates clusterissuers issuers)
 
 want_stamp() {
   {
     go version
     cat "$tools/build.sh"
-    find "$tools" -name go.mod -o -name go.sum | LC_ALL=C sort | xargs cat
+    # The .go files too: hack/tools/certmanager has its own main package.
+    find "$tools" -name go.mod -o -name go.sum -o -name '*.go' | LC_ALL=C sort | xargs cat
   } | sha256sum | cut -d' ' -f1
 }
 
 all_present() {
   local b
   for b in "${binaries[@]}"; do [[ -x "$bin/$b" ]] || return 1; done
+  for c in "${cert_manager_crds[@]}"; do [[ -f "$bin/cert-manager-crds/cert-manager.io_$c.yaml" ]] || return 1; done
 }
 
 want="$(want_stamp)"
@@ -61,6 +65,28 @@ done
 step "building etcd (module hack/tools/etcd)"
 (cd "$tools/etcd" && go build -trimpath -ldflags "-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3)
 build kubernetes "$kube_ldflags" k8s.io/kubernetes/cmd/kube-apiserver
+# cert-manager's controller: hack/tools/certmanager/main.go starts the
+# module's own controllers (upstream's cmd/controller is a module the proxy
+# cannot serve). Its webhook and cainjector are not built: the CRDs below are
+# applied directly, have one version and need no conversion, and nothing here
+# asks for a CA bundle to be injected.
+# go.mod pins the version, which the binary reports in its user agent.
+step "building cert-manager-controller (module hack/tools/certmanager)"
+read -r cm_version cm_dir < <(cd "$tools/certmanager" && go mod download github.com/cert-manager/cert-manager &&
+  go list -m -f '{{.Version}} {{.Dir}}' github.com/cert-manager/cert-manager)
+[[ -d "${cm_dir:-}" ]] || { echo "tools: cannot locate the cert-manager module" >&2; exit 1; }
+(cd "$tools/certmanager" && go build -trimpath \
+  -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$cm_version" \
+  -o "$bin/cert-manager-controller" .)
+# The module ships its CRDs as plain YAML in deploy/crds. Only the
+# cert-manager.io group is copied: the ACME controllers are not built.
+step "copying cert-manager's CRDs ($cm_version)"
+rm -rf "$bin/cert-manager-crds"
+mkdir -p "$bin/cert-manager-crds"
+for c in "${cert_manager_crds[@]}"; do
+  # install -m: the module cache's files are read-only, the copies need not be.
+  install -m 0644 "$cm_dir/deploy/crds/cert-manager.io_$c.yaml" "$bin/cert-manager-crds/"
+done
 build kubernetes "$kube_ldflags" k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 build kwok "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=$KUBE_VERSION" \
   sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
