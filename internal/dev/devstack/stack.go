@@ -129,6 +129,8 @@ func (s *Stack) Up(ctx context.Context) error {
 		{"Creating the namespaces", s.createNamespaces},
 		// After the namespaces: the Gateway lives in openstack.
 		{"Starting the gateway", s.startGateway},
+		// Before the operator: an OVNCentral's certificates come from it.
+		{"Starting cert-manager", s.startCertManager},
 		{"Registering the compute clusters", s.registerComputeClusters},
 		{"Issuing the webhook certificate", s.ensurePKI},
 		{"Starting the operator", s.startOperator},
@@ -196,7 +198,7 @@ func (s *Stack) Down(ctx context.Context) error {
 		fmt.Fprintf(s.out, "Stopping the operator (pid %d)\n", st.Operator.PID)
 		errs = append(errs, stopProcess(st.Operator.PID, 15*time.Second))
 	}
-	errs = append(errs, s.stopGateway(st), s.stopPodRunners(st), s.stopOpenStack(ctx, st))
+	errs = append(errs, s.stopGateway(st), s.stopCertManager(), s.stopPodRunners(st), s.stopOpenStack(ctx, st))
 	names, err := s.kwokctlClusters(ctx)
 	if err != nil {
 		errs = append(errs, err)

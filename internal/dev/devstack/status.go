@@ -50,6 +50,7 @@ func (s *Stack) Status(ctx context.Context) error {
 		fmt.Fprintf(tw, "openstack\t%s\n", s.openStackStatus(ctx))
 	}
 	fmt.Fprintf(tw, "gateway\t%s\n", s.gatewayStatus(ctx, st))
+	fmt.Fprintf(tw, "cert-manager\t%s\n", s.certManagerStatus(ctx))
 	fmt.Fprintf(tw, "webhooks\t%s\n", s.webhookStatus(ctx, st))
 	fmt.Fprintf(tw, "controlplane %s/%s\t%s\n", testenv.WorkloadNamespace, SampleControlPlane, s.sampleStatus(ctx))
 	fmt.Fprintf(tw, "kubeconfig\t\t%s\n", s.KubeconfigPath())
