@@ -1,0 +1,250 @@
+package ovnchassis_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/ovnchassis"
+	"github.com/anvil/anvil/internal/dev/podrunner"
+	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/operator"
+)
+
+// This is the OVN suite: the central and the chassis, with the real
+// kube-controller-manager and scheduler, cert-manager, and pod runners that
+// run Debian's OVS and OVN for the pods.
+
+var (
+	env  *testenv.Environment
+	logs = &testenv.LogBuffer{}
+	once sync.Once
+)
+
+// Node ports of this suite's centrals start at 32641: away from the
+// devstack's 30641, 30651 and 30661, so that a devstack left running never
+// answers instead.
+
+// The suite's nodes: three on the management cluster, so the Raft members
+// spread, and one hypervisor on compute-a.
+var (
+	mgmtNodes = []string{"ovn-mgmt-1", "ovn-mgmt-2", "ovn-mgmt-3"}
+	hvNode    = "ovn-hv-1"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Run(m, testenv.Options{ComputeClusters: 1}, &env))
+}
+
+// startStack starts, once per package, what makes pods run on both
+// clusters (the controller manager, the scheduler, the volume provisioner
+// and a pod runner with the OVN mappings, forwarding node ports on the
+// management cluster) and the operator, wired as production wires it.
+func startStack(t *testing.T) *testenv.Environment {
+	t.Helper()
+	e := testenv.Require(t, env)
+	once.Do(func() {
+		ctx := context.Background()
+		compute := e.ComputeCluster("compute-a")
+		for _, c := range []*testenv.Cluster{e.Management, compute} {
+			if err := c.StartWorkloads(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dir, err := os.MkdirTemp("", "anvil-ovn-suite-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nodes []podrunner.Node
+		for _, n := range mgmtNodes {
+			nodes = append(nodes, podrunner.Node{Name: n})
+		}
+		startRunner(t, e.Management, filepath.Join(dir, "mgmt"), nodes, true)
+		startRunner(t, compute, filepath.Join(dir, "compute-a"), []podrunner.Node{{Name: hvNode}}, false)
+		// cert-manager's kind exists before the operator starts, so the
+		// central watches its Certificates instead of polling them.
+		testenv.StartCertManager(t, e.Management)
+		mgr, err := e.NewManager(logs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		registry, err := operator.Setup(ctx, mgr, &operator.Options{
+			ClustersNamespace: e.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := testenv.StartManager(mgr, func() bool {
+			_, err := registry.Resolve("compute-a")
+			return err == nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return e
+}
+
+// startRunner runs a pod runner for c's nodes with the OVN mappings.
+func startRunner(t *testing.T, c *testenv.Cluster, dir string, nodes []podrunner.Node, forward bool) {
+	t.Helper()
+	r, err := podrunner.New(podrunner.Options{
+		Config: c.Config, Nodes: nodes, StateDir: dir, Logger: logr.Discard(),
+		Images: append(podrunner.OVNMappings(), podrunner.DefaultImageMap()...), ForwardNodePorts: forward,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newCentral creates a central on the management cluster with one or three
+// members per database, issued by the suite's CA.
+func newCentral(t *testing.T, name string, replicas, nbBase, sbBase int32) *ovnv1alpha1.OVNCentral {
+	t.Helper()
+	c := &ovnv1alpha1.OVNCentral{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testenv.WorkloadNamespace}}
+	c.Spec.TLS.IssuerRef.Name = testenv.CAClusterIssuer
+	for _, db := range []*ovnv1alpha1.OVNDatabaseSpec{&c.Spec.Northbound, &c.Spec.Southbound} {
+		db.Replicas = ptr.To(replicas)
+	}
+	c.Spec.Northbound.NodePortBase, c.Spec.Southbound.NodePortBase = ptr.To(nbBase), ptr.To(sbBase)
+	c.Spec.Northd.Replicas = ptr.To[int32](1)
+	c.Spec.Backup = &ovnv1alpha1.OVNBackupSpec{Suspend: true}
+	if err := env.Management.Client.Create(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Management.Client.Delete(context.Background(), c) })
+	return c
+}
+
+// waitCentral waits until the central's condition has the reason, and
+// returns the central.
+func waitCentral(t *testing.T, name, condType, reason string, timeout time.Duration) *ovnv1alpha1.OVNCentral {
+	t.Helper()
+	c := &ovnv1alpha1.OVNCentral{}
+	var last *metav1.Condition
+	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testenv.WorkloadNamespace, Name: name}, c); err != nil {
+			return false, nil //nolint:nilerr // poll again
+		}
+		last = apimeta.FindStatusCondition(c.Status.Conditions, condType)
+		return last != nil && last.Reason == reason && last.ObservedGeneration == c.Generation, nil
+	})
+	if err != nil {
+		t.Fatalf("central %s: %s never became %s (last %+v; Ready %+v)", name, condType, reason, last,
+			apimeta.FindStatusCondition(c.Status.Conditions, anvilmeta.ReadyCondition))
+	}
+	return c
+}
+
+// waitChassis waits until the chassis's condition has the reason.
+func waitChassis(t *testing.T, name, condType, reason string, timeout time.Duration) *ovnv1alpha1.OVNChassis {
+	t.Helper()
+	c := &ovnv1alpha1.OVNChassis{}
+	var last *metav1.Condition
+	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testenv.WorkloadNamespace, Name: name}, c); err != nil {
+			return false, nil //nolint:nilerr // poll again
+		}
+		last = apimeta.FindStatusCondition(c.Status.Conditions, condType)
+		return last != nil && last.Reason == reason && last.ObservedGeneration == c.Generation, nil
+	})
+	if err != nil {
+		t.Fatalf("chassis %s: %s never became %s (last %+v; Ready %+v)", name, condType, reason, last,
+			apimeta.FindStatusCondition(c.Status.Conditions, anvilmeta.ReadyCondition))
+	}
+	return c
+}
+
+// clientTLS writes the central's client identity to files and returns the
+// OVS command-line options that present it.
+func clientTLS(t *testing.T, secretName string) []string {
+	t.Helper()
+	s := &corev1.Secret{}
+	if err := env.Management.Client.Get(context.Background(), client.ObjectKey{Namespace: testenv.WorkloadNamespace, Name: secretName}, s); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, k := range []string{"tls.key", "tls.crt", "ca.crt"} {
+		if err := os.WriteFile(filepath.Join(dir, k), s.Data[k], 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return []string{"--private-key=" + filepath.Join(dir, "tls.key"), "--certificate=" + filepath.Join(dir, "tls.crt"),
+		"--ca-cert=" + filepath.Join(dir, "ca.crt")}
+}
+
+// ovs runs an OVS or OVN client program and returns its output; the
+// programs time out on their own after timeout seconds.
+func ovs(t *testing.T, program string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, program, args...).CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w: %s", program, strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+// eventually retries f for up to timeout and fails the test with its last
+// error.
+func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
+	t.Helper()
+	var last error
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if last = f(); last == nil {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("%s: %v", what, last)
+}
+
+// leaderOf asks one member, through its address, whether it leads db.
+func leaderOf(t *testing.T, tls []string, address, db string) (bool, error) {
+	t.Helper()
+	q := fmt.Sprintf(`["_Server",{"op":"select","table":"Database","where":[["name","==",%q]],"columns":["leader","connected"]}]`, db)
+	out, err := ovs(t, "ovsdb-client", append(append([]string{}, tls...), "--no-leader-only", "--timeout=20", "transact", address, q)...)
+	if err != nil {
+		return false, err
+	}
+	var res []struct {
+		Rows []struct {
+			Leader    bool `json:"leader"`
+			Connected bool `json:"connected"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res) != 1 || len(res[0].Rows) != 1 {
+		return false, fmt.Errorf("unexpected answer %q: %v", out, err)
+	}
+	if !res[0].Rows[0].Connected {
+		return false, fmt.Errorf("member %s is not connected to its cluster", address)
+	}
+	return res[0].Rows[0].Leader, nil
+}
+
+// chassisLabel is the label the suite's chassis select their node by.
+var chassisLabel = map[string]string{ovnchassis.ChassisNodeLabel: "true"}
+
+// errorf is fmt.Errorf, named for the checks' brevity.
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
