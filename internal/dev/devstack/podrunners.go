@@ -54,10 +54,14 @@ func (s *Stack) podRunnerArgs(cluster string) []string {
 		// node trusts its cloud's CA.
 		"--pass-env=REQUESTS_CA_BUNDLE",
 	}
+	// OVN centrals and chassis run as the Debian programs everywhere.
+	args = append(args, "--run-ovn")
 	if cluster == ManagementCluster {
 		// The Nova's conductor, scheduler, API and metadata pods run as
 		// the Debian programs, so the devstack's Nova is the one Anvil runs.
-		args = append(args, "--run-nova-control-plane")
+		// The OVN central lives here: its claims need volumes, and a
+		// chassis on a compute cluster reaches it through node ports.
+		args = append(args, "--run-nova-control-plane", "--provision-volumes", "--forward-node-ports")
 	}
 	return args
 }

@@ -259,6 +259,11 @@ func probeTarget(scheme *runtime.Scheme, w admissionregistrationv1.ValidatingWeb
 			continue
 		}
 		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		// The guess pluralises "OVNChassis" to "ovnchasses", while the CRD
+		// names its resource after the kind; accept both.
+		if singular := strings.ToLower(gvk.Kind); singular == r.Resources[0] {
+			plural.Resource = singular
+		}
 		if plural.Resource == r.Resources[0] {
 			return &probeKind{gvk: gvk, gvr: plural}
 		}

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/anvil/anvil/internal/dev/podrunner"
+	"github.com/anvil/anvil/internal/dev/provisioner"
 )
 
 func main() {
@@ -52,6 +53,8 @@ type config struct {
 	ovn bool
 	// forwardNodePorts serves NodePorts of the runner's pods.
 	forwardNodePorts bool
+	// provisionVolumes binds the cluster's claims to hostPath volumes.
+	provisionVolumes bool
 }
 
 // images returns the ImageMap the configuration asks for; nil means the
@@ -118,6 +121,12 @@ func run(args []string, stderr io.Writer) int {
 		log.Error(err, "cannot start the runner")
 		return 1
 	}
+	if cfg.provisionVolumes {
+		if err := provisioner.Start(ctx, restConfig); err != nil {
+			log.Error(err, "cannot start the volume provisioner")
+			return 1
+		}
+	}
 	names := make([]string, 0, len(cfg.nodes))
 	for _, n := range cfg.nodes {
 		names = append(names, n.Name)
@@ -156,6 +165,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (config, error) {
 	})
 	fs.BoolVar(&cfg.novaControlPlane, "run-nova-control-plane", false, "run the pods of Nova's control plane (api, metadata, conductor, scheduler, novncproxy) as this host's Debian Nova programs instead of simulating them")
 	fs.BoolVar(&cfg.ovn, "run-ovn", false, "run the pods of OVN centrals and chassis (database members, northd, ovsdb-server, ovs-vswitchd with the dummy datapath, ovn-controller) as this host's Debian OVS and OVN programs instead of simulating them")
+	fs.BoolVar(&cfg.provisionVolumes, "provision-volumes", false, "install the default StorageClass "+provisioner.StorageClassName+" and bind every claim of it to a hostPath volume, since the cluster has no storage driver; one runner per cluster")
 	fs.BoolVar(&cfg.forwardNodePorts, "forward-node-ports", false, "listen on 127.0.0.1 at the node port of every NodePort Service that selects a pod this runner runs as a process, and forward to the pod, as kube-proxy would; one runner per host and cluster")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
