@@ -332,7 +332,7 @@ func sampleControlPlane(cloud *sampleCloud) *c5c3v1alpha1.ControlPlane {
 			Services: c5c3v1alpha1.ServicesSpec{
 				Keystone:  keystone,
 				Placement: placement,
-				Neutron:   &c5c3v1alpha1.NeutronServiceSpec{ReferencedService: *neutron},
+				Neutron:   sampleNeutron(neutron, cloud != nil),
 				Glance:    glance,
 				Nova: &c5c3v1alpha1.NovaServiceSpec{
 					OpenStackRelease:     sampleRelease,
@@ -411,4 +411,14 @@ func (s *Stack) deleteSampleControlPlane(ctx context.Context) {
 		err := c.Get(ctx, client.ObjectKeyFromObject(cp), &c5c3v1alpha1.ControlPlane{})
 		return apierrors.IsNotFound(err), nil
 	})
+}
+
+// sampleNeutron is the sample's Neutron; with the OpenStack services it
+// runs on the devstack's OVN central, which the ControlPlane references.
+func sampleNeutron(endpoints *c5c3v1alpha1.ReferencedService, withCentral bool) *c5c3v1alpha1.NeutronServiceSpec {
+	n := &c5c3v1alpha1.NeutronServiceSpec{ReferencedService: *endpoints}
+	if withCentral {
+		n.OVN = &c5c3v1alpha1.NeutronOVNSpec{CentralRef: c5c3v1alpha1.OVNCentralReference{Name: OVNCentralName}}
+	}
+	return n
 }

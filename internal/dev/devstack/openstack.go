@@ -27,10 +27,10 @@ func (s *Stack) OpenStackDir() string {
 	return cmp.Or(os.Getenv("ANVIL_OPENSTACK_DIR"), filepath.Join(s.root, ".devstack", "openstack"))
 }
 
-// openstackScript runs hack/openstack/openstack.sh with a subcommand, its
-// output nested under the current step.
-func (s *Stack) openstackScript(ctx context.Context, sub string, quiet bool) (string, error) {
-	cmd := exec.CommandContext(ctx, filepath.Join(s.root, "hack", "openstack", "openstack.sh"), sub)
+// openstackScript runs hack/openstack/openstack.sh with a subcommand and
+// its arguments, its output nested under the current step.
+func (s *Stack) openstackScript(ctx context.Context, sub string, quiet bool, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(s.root, "hack", "openstack", "openstack.sh"), append([]string{sub}, args...)...)
 	cmd.Env = append(os.Environ(), "ANVIL_OPENSTACK_DIR="+s.OpenStackDir())
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf

@@ -137,8 +137,16 @@ func (s *Stack) Up(ctx context.Context) error {
 		// Only after the operator answers: with failurePolicy Fail, a
 		// webhook registered earlier would refuse every request it matches.
 		{"Registering the admission webhooks", s.installWebhooks},
-		{"Applying the sample ControlPlane", s.applySampleControlPlane},
 	}...)
+	if s.openstack {
+		// The central's pods run only on pod runners, and Neutron, which
+		// the sample ControlPlane references, runs only with the services.
+		steps = append(steps,
+			step{"Applying the OVN central", s.applyOVNCentral},
+			step{"Pointing Neutron at the OVN central", s.pointNeutronAtOVNCentral},
+		)
+	}
+	steps = append(steps, step{"Applying the sample ControlPlane", s.applySampleControlPlane})
 	p := newProgress(s.out, len(steps))
 	for _, step := range steps {
 		p.start(step.title)

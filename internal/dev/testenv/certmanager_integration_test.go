@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/anvil/anvil/internal/dev/testenv"
@@ -63,7 +62,9 @@ func TestIntegrationCertManagerIssuesAndRenewsFromTheCA(t *testing.T) {
 		t.Errorf("the leaf's ca.crt is not the CA of %s/%s", testenv.CertManagerNamespace, testenv.CASecret)
 	}
 
-	triggerRenewal(ctx, t, c, crt)
+	if err := testenv.TriggerRenewal(ctx, c, crt); err != nil {
+		t.Fatalf("triggering the renewal: %v", err)
+	}
 	second := waitIssued(ctx, t, c, crt, first.Data[corev1.TLSCertKey], cm.LogPath)
 	checkLeaf(t, second)
 	if bytes.Equal(first.Data[corev1.TLSPrivateKeyKey], second.Data[corev1.TLSPrivateKeyKey]) {
@@ -151,32 +152,3 @@ func checkLeaf(t *testing.T, secret *corev1.Secret) {
 	}
 }
 
-// triggerRenewal does what `cmctl renew` does: it sets the Certificate's
-// Issuing condition to True with reason ManuallyTriggered, which the v1.21
-// controllers take as a request for a new certificate.
-func triggerRenewal(ctx context.Context, t *testing.T, c client.Client, crt *cmv1.Certificate) {
-	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur := &cmv1.Certificate{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(crt), cur); err != nil {
-			return err
-		}
-		now := metav1.Now()
-		issuing := cmv1.CertificateCondition{
-			Type: cmv1.CertificateConditionIssuing, Status: cmmeta.ConditionTrue,
-			Reason: "ManuallyTriggered", Message: "Certificate re-issuance manually triggered",
-			LastTransitionTime: &now, ObservedGeneration: cur.Generation,
-		}
-		conds := []cmv1.CertificateCondition{issuing}
-		for _, cond := range cur.Status.Conditions {
-			if cond.Type != cmv1.CertificateConditionIssuing {
-				conds = append(conds, cond)
-			}
-		}
-		cur.Status.Conditions = conds
-		return c.Status().Update(ctx, cur)
-	})
-	if err != nil {
-		t.Fatalf("triggering the renewal: %v", err)
-	}
-}
