@@ -77,7 +77,7 @@ test-integration: tools deps ## Integration tests on real kube-apiservers and re
 test-e2e: tools ## End-to-end: the devstack, and steps 1, 2, 6 and 7 of the guide on devstacks of their own.
 	test/e2e/devstack.sh
 	test/e2e/guide-step1.sh
-	test/e2e/guide-steps2-3-6-7.sh
+	test/e2e/guide-steps.sh
 
 .PHONY: bench
 bench: tools ## Benchmarks on real apiservers; see docs/reference/controlplane.md for the numbers.

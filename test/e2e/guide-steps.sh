@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# End-to-end check of steps 2, 3, 6 and 7 of the guide "Connect a compute
-# cluster" on a fresh devstack with the OpenStack services: the hypervisor
-# operator's account is created in the real Keystone, the metadata API is
-# published through the devstack's Gateway and answers a signed request for
-# a booted server, and the pool's nova-compute pods and the host discovery
-# Job run as real processes through the pod runners, against the Nova that
-# Anvil runs.
+# End-to-end check of steps 2, 3, 4, 6 and 7 of the guide "Connect a
+# compute cluster" on a fresh devstack with the OpenStack services: the
+# hypervisor operator's account is created in the real Keystone, the
+# metadata API is published through the devstack's Gateway and answers a
+# signed request for a booted server, the OVN chassis on compute-a joins the
+# devstack's central and Neutron binds a booted server's port to it, and the
+# pool's nova-compute pods and the host discovery Job run as real processes
+# through the pod runners, against the Nova that Anvil runs.
 #
 # The guide's commands run as written, with COMPUTE_CLUSTER and
 # COMPUTE_CONTEXT exported as it asks and <node> and <namespace> filled in.
 # Around them, the script plays the parts no devstack runs: step 1's bus
 # hand-over (with the devstack's own TLS URL, through stdin), the access
 # chart's install, and the hypervisor operator, which creates a Hypervisor
-# per node and reports the traits it applied. Steps 4 and 5 and the K-ORC
+# per node and reports the traits it applied. Step 5 and the K-ORC
 # fixtures of step 7 are outside this check; see the guide.
 #
 # It uses its own state directory, so it never touches a developer's
@@ -21,7 +22,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-state="${E2E_GUIDE267_DIR:-$root/.devstack-guide267-e2e}"
+state="${E2E_GUIDE_DIR:-$root/.devstack-guide-e2e}"
 anvil_dev="$root/bin/anvil-dev"
 export PATH="$root/bin:$PATH"
 export KUBECONFIG="$state/kubeconfig"
@@ -106,8 +107,40 @@ pass "step 3: HTTPRoute controlplane-nova-metadata is accepted by openstack-gw"
 # The access chart, as "Register a compute cluster" installs it; step 7
 # upgrades it.
 helm install --kube-context "$COMPUTE_CONTEXT" target-cluster-access deploy/target-cluster/target-cluster-access \
-  -n c5c3-access --create-namespace --set 'namespaces={openstack}' \
+  -n c5c3-access --create-namespace --set 'namespaces={openstack}' --set 'privilegedNamespaces={openstack}' \
   --set createNamespaces=false >/dev/null
+
+# ---- Step 4, as written.
+kubectl patch ovncentral controlplane-ovn -n openstack --type merge \
+  -p '{"spec":{"northbound":{"externallyReachable":true},"southbound":{"externallyReachable":true}}}' >/dev/null
+kubectl --context "$COMPUTE_CONTEXT" label node "$node" openstack.c5c3.io/chassis=true >/dev/null
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: ovn.openstack.c5c3.io/v1alpha1
+kind: OVNChassis
+metadata:
+  name: controlplane-compute-chassis
+  namespace: openstack
+spec:
+  centralRef:
+    name: controlplane-ovn
+  nodeSelector:
+    openstack.c5c3.io/chassis: "true"
+  targetClusterRef:
+    name: ${COMPUTE_CLUSTER}
+EOF
+kubectl wait ovnchassis/controlplane-compute-chassis -n openstack \
+  --for=condition=Ready --timeout=10m >/dev/null || fail "step 4: the chassis is not Ready"
+listed="$(kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-compute-chassis-ovn-client \
+  -n openstack -L app.kubernetes.io/component)"
+grep -Eq '^controlplane-compute-chassis-ovn-client +Opaque +3 +.* ovn-client$' <<<"$listed" \
+  || fail "step 4: the client copy is not listed with COMPONENT ovn-client: $listed"
+name="$(kubectl get ovnchassis controlplane-compute-chassis -n openstack \
+  -o jsonpath='{.status.clientSecretName}{"\n"}')"
+[[ "$name" == controlplane-compute-chassis-ovn-client ]] || fail "step 4: status.clientSecretName is '$name'"
+# Neutron reads the central's Southbound: the node's chassis is its agent.
+agents="$(openstack --insecure network agent list --host "$node" -f value -c "Agent Type" -c Alive)"
+grep -q "OVN Controller agent" <<<"$agents" || fail "step 4: Neutron lists no OVN Controller agent on $node: $agents"
+pass "step 4: the chassis on $node is Ready, its client copy is labelled ovn-client, and Neutron sees its agent"
 
 # ---- Step 6. A copy made by hand with an earlier guide, without the label.
 kubectl --context "$COMPUTE_CONTEXT" create namespace legacy-compute >/dev/null
@@ -209,6 +242,22 @@ code="$(printf 'not-the-shared-secret' | metadata_request)"
 rm -f "$state/metadata-headers"
 openstack --insecure server delete --wait "$server" >/dev/null
 pass "step 3: through openstack-gw, a signed request returns the server's meta_data.json; a wrong signature gets 403"
+
+# ---- Step 4's promise: a server on a network, booted by Nova onto the
+# pool's node, gets a port Neutron binds to that node's chassis.
+openstack --insecure network show e2e-net >/dev/null 2>&1 || openstack --insecure network create e2e-net >/dev/null
+openstack --insecure subnet show e2e-subnet >/dev/null 2>&1 \
+  || openstack --insecure subnet create e2e-subnet --network e2e-net --subnet-range 10.99.0.0/24 >/dev/null
+server="$(openstack --insecure server create --image "$(grep -m1 '^ANVIL_OPENSTACK_IMAGE_ID=' "${ANVIL_OPENSTACK_DIR:-$root/.devstack/openstack}/endpoints.env" | cut -d= -f2)" \
+  --flavor anvil-e2e-tiny --network e2e-net --wait -f value -c id e2e-ovn)" || fail "step 4: booting a server with a port on $node failed"
+server="$(tail -n1 <<<"$server" | tr -d '[:space:]')"
+port="$(openstack --insecure port list --server "$server" -f value -c ID | head -n1)"
+binding="$(openstack --insecure port show "$port" -f json -c binding_host_id -c binding_vif_type)"
+[[ "$(jq -r .binding_host_id <<<"$binding")" == "$node" ]] || fail "step 4: the port is bound to another host: $binding"
+[[ "$(jq -r .binding_vif_type <<<"$binding")" == ovs ]] || fail "step 4: the port's vif_type is not ovs: $binding"
+openstack --insecure server delete --wait "$server" >/dev/null
+server=""
+pass "step 4: the server's port is bound to $node with vif_type ovs"
 
 # ---- Step 7.
 kubectl --context "$COMPUTE_CONTEXT" label node "$node" \
