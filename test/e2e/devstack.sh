@@ -129,6 +129,16 @@ release="$("${kubectl[@]}" --context anvil-mgmt get nova controlplane-nova -n op
 [[ -n "$release" ]] || fail "the Nova reports no installedRelease"
 pass "the sample ControlPlane is Ready and its Nova runs release $release"
 
+# The OVN central is Ready, the ControlPlane's OVNReady says so, and the
+# service set's Neutron answers through it.
+ovn="$("${kubectl[@]}" --context anvil-mgmt get controlplane controlplane -n openstack \
+  -o jsonpath='{.status.conditions[?(@.type=="OVNReady")].reason}')"
+[[ "$ovn" == OVNCentralReady ]] || fail "the ControlPlane's OVNReady reads $ovn"
+"${kubectl[@]}" --context anvil-mgmt wait ovncentral/controlplane-ovn -n openstack --for=condition=Ready --timeout=1m >/dev/null \
+  || fail "the OVN central is not Ready"
+openstack --os-cloud anvil network list >/dev/null || fail "Neutron does not answer on the devstack's central"
+pass "OVNCentral controlplane-ovn is Ready and Neutron runs on it"
+
 # The conductor and the scheduler that answer are the operator's pods, run
 # as processes by the management cluster's pod runner, and openstack.sh
 # runs no Nova of its own.
