@@ -45,7 +45,12 @@ func NetworkAgents(ctx context.Context, nc *gophercloud.ServiceClient, host stri
 	var body struct {
 		Agents []NetworkAgent `json:"agents"`
 	}
-	if _, err := nc.Get(ctx, u, &body, nil); err != nil {
+	resp, err := nc.Get(ctx, u, &body, nil)
+	if resp != nil {
+		// gophercloud has read and closed it when it parsed the JSON.
+		_ = resp.Body.Close()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("listing the network agents: HTTP error %v", statusOnly(err))
 	}
 	return body.Agents, nil
