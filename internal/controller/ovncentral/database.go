@@ -116,7 +116,7 @@ func BuildStatefulSet(c *ovnv1alpha1.OVNCentral, d Database, hash string) *appsv
 				WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
 				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			},
-			Template: databasePodTemplate(c, d, hash),
+			Template: withPullPolicy(c, databasePodTemplate(c, d, hash)),
 		},
 	}
 }
@@ -246,4 +246,17 @@ func StatefulSetRolledOut(sts *appsv1.StatefulSet, d Database) (bool, string) {
 		return false, strconv.Itoa(int(st.ReadyReplicas)) + " of " + strconv.Itoa(int(want)) + " " + d.Short + " Raft members are ready"
 	}
 	return true, ""
+}
+
+// withPullPolicy sets the image's pull policy, when spec.image names one, on
+// every container of a pod template.
+func withPullPolicy(c *ovnv1alpha1.OVNCentral, t corev1.PodTemplateSpec) corev1.PodTemplateSpec {
+	policy := corev1.PullPolicy(ovnv1alpha1.ResolveImage(c.Spec.Image).PullPolicy)
+	for i := range t.Spec.InitContainers {
+		t.Spec.InitContainers[i].ImagePullPolicy = policy
+	}
+	for i := range t.Spec.Containers {
+		t.Spec.Containers[i].ImagePullPolicy = policy
+	}
+	return t
 }

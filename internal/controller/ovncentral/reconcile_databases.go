@@ -3,7 +3,6 @@ package ovncentral
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,11 +61,12 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, p *pass, d Database)
 }
 
 // workloadError classifies a failure to write a child: a same-named object
-// Anvil does not own is invalid input, anything else is retried.
+// Anvil does not own is invalid input, anything else is retried, both
+// reported under reason.
 func workloadError(condition, reason string, err error) error {
 	var notOwned *targetcluster.NotOwnedError
 	if errors.As(err, &notOwned) {
 		return flow.Invalid(condition, reason, err)
 	}
-	return fmt.Errorf("%s: %w", condition, err)
+	return flow.Fail(condition, reason, err)
 }

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -114,6 +115,12 @@ func (r *Reconciler) reconcileBackup(ctx context.Context, p *pass) (flow.Outcome
 	c := p.central
 	pvc := BuildBackupClaim(c)
 	if err := p.children.Apply(ctx, r.Scheme, c, pvc); err != nil {
+		// A claim's class and a smaller size cannot change once it exists;
+		// the apiserver refuses, and only a person can move the backups.
+		if apierrors.IsInvalid(err) {
+			return flow.Continue, flow.Invalid(ovnv1alpha1.BackupReadyCondition, ovnv1alpha1.BackupPVCInvalidReason,
+				fmt.Errorf("the backup claim %s cannot take spec.backup.storage: %w", pvc.Name, err))
+		}
 		return flow.Continue, workloadError(ovnv1alpha1.BackupReadyCondition, ovnv1alpha1.BackupPVCInvalidReason, err)
 	}
 	if pvc.Status.Phase == corev1.ClaimLost {
@@ -125,7 +132,7 @@ func (r *Reconciler) reconcileBackup(ctx context.Context, p *pass) (flow.Outcome
 	}
 	jobs := &batchv1.JobList{}
 	if err := p.children.Reader.List(ctx, jobs, client.InNamespace(c.Namespace), client.MatchingLabels(labels(c, backupComponent))); err != nil {
-		return flow.Continue, fmt.Errorf("listing backup Jobs: %w", err)
+		return flow.Continue, flow.Fail(ovnv1alpha1.BackupReadyCondition, ovnv1alpha1.BackupErrorReason, fmt.Errorf("listing backup Jobs: %w", err))
 	}
 	if failed := NewestFinishedBackup(jobs.Items); failed != nil && jobFailed(failed) {
 		conditionsOf(c).Set(ovnv1alpha1.BackupReadyCondition, metav1.ConditionFalse, ovnv1alpha1.BackupJobFailedReason,

@@ -120,7 +120,7 @@ func buildDeployment(c *ovnv1alpha1.OVNCentral, name, component string, replicas
 					MaxSurge:       ptr.To(intstr.FromInt32(1)),
 				},
 			},
-			Template: corev1.PodTemplateSpec{
+			Template: withPullPolicy(c, corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: selector(c, component), Annotations: map[string]string{ScriptsHashAnnotation: hash}},
 				Spec: corev1.PodSpec{
 					Containers:      []corev1.Container{container},
@@ -132,7 +132,7 @@ func buildDeployment(c *ovnv1alpha1.OVNCentral, name, component string, replicas
 						{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 					},
 				},
-			},
+			}),
 		},
 	}
 }
@@ -203,7 +203,7 @@ func BuildBackupCronJob(c *ovnv1alpha1.OVNCentral, hash string) *batchv1.CronJob
 				Spec: batchv1.JobSpec{
 					BackoffLimit:          ptr.To[int32](0),
 					ActiveDeadlineSeconds: ptr.To[int64](1800),
-					Template: corev1.PodTemplateSpec{
+					Template: withPullPolicy(c, corev1.PodTemplateSpec{
 						ObjectMeta: metav1.ObjectMeta{Labels: selector(c, backupComponent), Annotations: map[string]string{ScriptsHashAnnotation: hash}},
 						Spec: corev1.PodSpec{
 							RestartPolicy:   corev1.RestartPolicyNever,
@@ -215,7 +215,7 @@ func BuildBackupCronJob(c *ovnv1alpha1.OVNCentral, hash string) *batchv1.CronJob
 								{Name: "backup", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: BackupName(c)}}},
 							},
 						},
-					},
+					}),
 				},
 			},
 		},

@@ -153,7 +153,7 @@ func buildDaemonSet(c *ovnv1alpha1.OVNChassis, name, component, scriptsHash stri
 		Spec: appsv1.DaemonSetSpec{
 			Selector:       &metav1.LabelSelector{MatchLabels: selector(c, component)},
 			UpdateStrategy: strategy,
-			Template: corev1.PodTemplateSpec{
+			Template: withPullPolicy(c, corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: selector(c, component), Annotations: map[string]string{ScriptsHashAnnotation: scriptsHash}},
 				Spec: corev1.PodSpec{
 					HostNetwork:    true,
@@ -164,7 +164,7 @@ func buildDaemonSet(c *ovnv1alpha1.OVNChassis, name, component, scriptsHash stri
 					Containers:     containers,
 					Volumes:        volumes,
 				},
-			},
+			}),
 		},
 	}
 }
@@ -195,4 +195,17 @@ func DaemonSetRolledOut(ds *appsv1.DaemonSet) (bool, string) {
 		return false, strconv.Itoa(int(st.NumberReady)) + " of " + strconv.Itoa(int(st.DesiredNumberScheduled)) + " pods of " + ds.Name + " are ready"
 	}
 	return true, ""
+}
+
+// withPullPolicy sets the image's pull policy, when spec.image names one, on
+// every container of a pod template.
+func withPullPolicy(c *ovnv1alpha1.OVNChassis, t corev1.PodTemplateSpec) corev1.PodTemplateSpec {
+	policy := corev1.PullPolicy(ovnv1alpha1.ResolveImage(c.Spec.Image).PullPolicy)
+	for i := range t.Spec.InitContainers {
+		t.Spec.InitContainers[i].ImagePullPolicy = policy
+	}
+	for i := range t.Spec.Containers {
+		t.Spec.Containers[i].ImagePullPolicy = policy
+	}
+	return t
 }

@@ -58,7 +58,7 @@ func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralA
 			BackoffLimit:            ptr.To[int32](0),
 			ActiveDeadlineSeconds:   ptr.To[int64](300),
 			TTLSecondsAfterFinished: ptr.To[int32](86400),
-			Template:                corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: selector(c, a.Kind)}, Spec: spec},
+			Template:                withPullPolicy(c, corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: selector(c, a.Kind)}, Spec: spec}),
 		},
 	}
 }

@@ -56,11 +56,12 @@ func (r *Reconciler) reconcileController(ctx context.Context, p *pass) (flow.Out
 }
 
 // workloadError classifies a failure to write a child: a same-named object
-// Anvil does not own is invalid input, anything else is retried.
+// Anvil does not own is invalid input, anything else is retried, both
+// reported under reason.
 func workloadError(condition, reason string, err error) error {
 	var notOwned *targetcluster.NotOwnedError
 	if errors.As(err, &notOwned) {
 		return flow.Invalid(condition, reason, err)
 	}
-	return fmt.Errorf("%s: %w", condition, err)
+	return flow.Fail(condition, reason, err)
 }

@@ -38,7 +38,7 @@ func (r *Reconciler) reconcileMaintenance(ctx context.Context, p *pass) (flow.Ou
 	for _, a := range DecideMaintenance(p.entries, c.Status.Nodes) {
 		state, job, err := r.runJob(ctx, p, a)
 		if err != nil {
-			return flow.Continue, err
+			return flow.Continue, flow.Fail(ovnv1alpha1.MaintenanceReadyCondition, ovnv1alpha1.MaintenanceErrorReason, err)
 		}
 		switch state {
 		case jobDone:
@@ -56,7 +56,7 @@ func (r *Reconciler) reconcileMaintenance(ctx context.Context, p *pass) (flow.Ou
 	}
 	c.Status.Nodes = RecordNodes(p.entries, c.Status.Nodes, done)
 	if err := r.dropDeparted(ctx, p, done); err != nil {
-		return flow.Continue, err
+		return flow.Continue, flow.Fail(ovnv1alpha1.MaintenanceReadyCondition, ovnv1alpha1.MaintenanceErrorReason, err)
 	}
 	switch {
 	case running > 0:
