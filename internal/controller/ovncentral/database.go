@@ -173,7 +173,7 @@ func databasePodTemplate(c *ovnv1alpha1.OVNCentral, d Database, hash string) cor
 			Affinity:        spreadAcrossNodes(selector(c, d.Short)),
 			SecurityContext: restrictedPod(),
 			Volumes: []corev1.Volume{
-				secretVolume("tls", d.ServerSecretName(c)),
+				tlsVolume(d.ServerSecretName(c)),
 				scriptsVolume(c),
 				{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 			},
@@ -186,9 +186,9 @@ func fieldEnv(name, path string) corev1.EnvVar {
 	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
 }
 
-// secretVolume mounts a certificate Secret read-only for the OVN user.
-func secretVolume(name, secret string) corev1.Volume {
-	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+// tlsVolume mounts a certificate Secret read-only for the OVN user.
+func tlsVolume(secret string) corev1.Volume {
+	return corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 		SecretName: secret, DefaultMode: ptr.To[int32](0o440),
 	}}}
 }

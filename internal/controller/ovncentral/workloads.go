@@ -45,7 +45,7 @@ func BuildNorthd(c *ovnv1alpha1.OVNCentral, hash string) *appsv1.Deployment {
 		SecurityContext: restrictedContainer(),
 	}
 	return buildDeployment(c, NorthdName(c), northdComponent, c.Spec.Northd.ResolvedReplicas(), hash, container,
-		secretVolume("tls", ClientSecretName(c)))
+		tlsVolume(ClientSecretName(c)))
 }
 
 // BuildRelay returns the Southbound relay's Deployment: ovsdb-server in
@@ -77,7 +77,7 @@ func BuildRelay(c *ovnv1alpha1.OVNCentral, hash string) *appsv1.Deployment {
 		container.Resources = *relay.Resources
 	}
 	d := buildDeployment(c, RelayName(c), relayComponent, relay.ResolvedReplicas(), hash, container,
-		secretVolume("tls", RelayName(c)))
+		tlsVolume(RelayName(c)))
 	d.Spec.Template.Spec.NodeSelector = relay.NodeSelector
 	d.Spec.Template.Spec.Tolerations = relay.Tolerations
 	return d
@@ -210,7 +210,7 @@ func BuildBackupCronJob(c *ovnv1alpha1.OVNCentral, hash string) *batchv1.CronJob
 							Containers:      []corev1.Container{container},
 							SecurityContext: restrictedPod(),
 							Volumes: []corev1.Volume{
-								secretVolume("tls", ClientSecretName(c)),
+								tlsVolume(ClientSecretName(c)),
 								scriptsVolume(c),
 								{Name: "backup", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: BackupName(c)}}},
 							},

@@ -234,8 +234,11 @@ func leaderOf(t *testing.T, tls []string, address, db string) (bool, error) {
 			Connected bool `json:"connected"`
 		} `json:"rows"`
 	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res) != 1 || len(res[0].Rows) != 1 {
-		return false, fmt.Errorf("unexpected answer %q: %v", out, err)
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		return false, fmt.Errorf("unexpected answer %q: %w", out, err)
+	}
+	if len(res) != 1 || len(res[0].Rows) != 1 {
+		return false, fmt.Errorf("unexpected answer %q", out)
 	}
 	if !res[0].Rows[0].Connected {
 		return false, fmt.Errorf("member %s is not connected to its cluster", address)

@@ -151,4 +151,3 @@ func checkLeaf(t *testing.T, secret *corev1.Secret) {
 		t.Errorf("the leaf's IP SANs are %v, want [127.0.0.1]", leaf.IPAddresses)
 	}
 }
-
