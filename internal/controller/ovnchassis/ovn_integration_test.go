@@ -150,6 +150,24 @@ func TestIntegrationChassisOnAComputeCluster(t *testing.T) {
 	renew(t, e.Management, central.Status.ClientSecretName)
 	assertCopyEqualsSource(t, compute, copyName, central.Status.ClientSecretName, before["tls.crt"])
 
+	// Draining the node: without its label, its chassis leaves the
+	// Southbound through the chassis-del Job, and its entry goes.
+	unlabelNode(t, compute, hvNode, ovnchassis.ChassisNodeLabel)
+	eventually(t, 2*time.Minute, "the drained node's entry goes", func() error {
+		cur := &ovnv1alpha1.OVNChassis{}
+		if err := e.Management.Client.Get(ctx, client.ObjectKeyFromObject(got), cur); err != nil {
+			return err
+		}
+		if len(cur.Status.Nodes) != 0 || conditionReason(cur.Status.Conditions, ovnv1alpha1.MaintenanceReadyCondition) != ovnv1alpha1.MaintenanceIdleReason {
+			return errorf("nodes %+v, MaintenanceReady %s", cur.Status.Nodes, conditionReason(cur.Status.Conditions, ovnv1alpha1.MaintenanceReadyCondition))
+		}
+		return nil
+	})
+	out, err := ovs(t, "ovn-sbctl", append(sb, "--bare", "--columns=hostname", "list", "Chassis")...)
+	if err != nil || strings.Contains(out, hvNode) {
+		t.Errorf("the drained node's chassis is still in the southbound: %q (%v)", out, err)
+	}
+
 	if err := e.Management.Client.Delete(ctx, got); err != nil {
 		t.Fatal(err)
 	}
@@ -262,6 +280,30 @@ func labelNode(t *testing.T, c *testenv.Cluster, name string, labels map[string]
 	if err := c.Client.Patch(context.Background(), n, patch); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// unlabelNode removes a label from a node of c.
+func unlabelNode(t *testing.T, c *testenv.Cluster, name, label string) {
+	t.Helper()
+	n := &corev1.Node{}
+	if err := c.Client.Get(context.Background(), client.ObjectKey{Name: name}, n); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(n.DeepCopy())
+	delete(n.Labels, label)
+	if err := c.Client.Patch(context.Background(), n, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// conditionReason returns a condition's reason.
+func conditionReason(conds []metav1.Condition, typ string) string {
+	for _, c := range conds {
+		if c.Type == typ {
+			return c.Reason
+		}
+	}
+	return ""
 }
 
 // conditionMessage returns a condition's message.

@@ -13,18 +13,18 @@ import (
 // OVNChassisMappings returns the mappings of a chassis's two DaemonSets:
 // the OVS pod (init host-prepare, ovsdb-server without OVN_DB,
 // ovs-vswitchd) and the ovn-controller pod (init apply-node,
-// ovn-controller). Every node of the runner has its own /run/openvswitch,
+// ovn-controller), and of its evacuate and chassis-del Jobs. Every node of the runner has its own /run/openvswitch,
 // /run/ovn and /etc/openvswitch under its directory, hostPaths or not, so
 // that the chassis of two nodes never meet.
 func OVNChassisMappings() ImageMap {
 	withoutDB := false
-	return ImageMap{
+	return append(ImageMap{
 		{Name: "ovn-host-prepare", Match: matchContainerName("host-prepare", nil), Build: buildHostPrepare},
 		{Name: "ovs-ovsdb-server", Match: matchContainerName(containerOVSDB, &withoutDB), Build: buildOVSDBServer},
 		{Name: "ovs-vswitchd", Match: matchContainerName("ovs-vswitchd", nil), Build: buildVswitchd},
 		{Name: "ovn-apply-node", Match: matchContainerName("apply-node", nil), Build: buildApplyNode},
 		{Name: "ovn-controller", Match: matchContainerName("ovn-controller", nil), Build: buildOVNController},
-	}
+	}, ovnMaintenanceMappings()...)
 }
 
 // chassisPaths are a chassis container's local stand-ins for the host's

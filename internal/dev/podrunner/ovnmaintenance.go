@@ -1,0 +1,78 @@
+package podrunner
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Programs of the chassis's maintenance Jobs, from Debian's ovn-common.
+const (
+	// OVNNbctlPath is Debian's ovn-nbctl.
+	OVNNbctlPath = "/usr/bin/ovn-nbctl"
+	// OVNSbctlPath is Debian's ovn-sbctl.
+	OVNSbctlPath = "/usr/bin/ovn-sbctl"
+)
+
+// ovnMaintenanceMappings run a chassis's evacuate and chassis-del Jobs
+// (docs/design/ovn.md, "Maintenance Jobs") as this host's OVN clients; the
+// apply Job's container is apply-node, which OVNChassisMappings runs.
+func ovnMaintenanceMappings() ImageMap {
+	return ImageMap{
+		{Name: "ovn-evacuate", Match: matchContainerName("evacuate", nil), Build: buildEvacuate},
+		{Name: "ovn-chassis-del", Match: matchContainerName("chassis-del", nil), Build: buildChassisDel},
+	}
+}
+
+// maintenanceArgs returns the translated database address of env and the
+// client TLS options, and the chassis's system-id.
+func maintenanceArgs(c Container, env string) (db []string, systemID string, err error) {
+	if c.Env[env] == "" {
+		return nil, "", fmt.Errorf("%s is empty", env)
+	}
+	addr, err := c.translate(c.Env[env])
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", env, err)
+	}
+	systemID = c.Env["SYSTEM_ID"]
+	if systemID == "" {
+		return nil, "", fmt.Errorf("SYSTEM_ID is empty")
+	}
+	key, cert, ca, err := tlsFiles(c)
+	if err != nil {
+		return nil, "", err
+	}
+	return []string{"--db=" + addr, "--timeout=60", "--private-key=" + key, "--certificate=" + cert, "--ca-cert=" + ca}, systemID, nil
+}
+
+// buildChassisDel removes the chassis from the Southbound database.
+func buildChassisDel(c Container) (Command, error) {
+	db, id, err := maintenanceArgs(c, "OVN_SB_DB")
+	if err != nil {
+		return Command{}, err
+	}
+	return Command{Path: OVNSbctlPath, Args: append(db, "--if-exists", "chassis-del", id)}, nil
+}
+
+// buildEvacuate removes every Gateway_Chassis and HA_Chassis row naming
+// the chassis from the Northbound database in one transaction, and fails
+// when any is left, as the image's evacuate script does.
+func buildEvacuate(c Container) (Command, error) {
+	db, id, err := maintenanceArgs(c, "OVN_NB_DB")
+	if err != nil {
+		return Command{}, err
+	}
+	nbctl := shellLine(append([]string{OVNNbctlPath}, db...)...)
+	find := func(table string) string {
+		return "$(" + nbctl + " --bare --columns=_uuid find " + table + " chassis_name=" + shellQuote(id) + ")"
+	}
+	script := []string{
+		"set -e",
+		"cmds=''",
+		"for row in " + find("Gateway_Chassis") + "; do cmds=\"$cmds -- destroy Gateway_Chassis $row\"; done",
+		"for row in " + find("HA_Chassis") + "; do cmds=\"$cmds -- destroy HA_Chassis $row\"; done",
+		"if [ -n \"$cmds\" ]; then " + nbctl + " ${cmds# -- }; fi",
+		"left=\"" + find("Gateway_Chassis") + find("HA_Chassis") + "\"",
+		"[ -z \"$left\" ] || { echo \"rows still name chassis " + strings.ReplaceAll(id, "\"", "") + "\" >&2; exit 1; }",
+	}
+	return Command{Path: shellPath, Args: []string{"-c", strings.Join(script, "\n")}}, nil
+}

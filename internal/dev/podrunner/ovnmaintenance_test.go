@@ -1,0 +1,64 @@
+package podrunner
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestMaintenanceCommands(t *testing.T) {
+	tests := []struct {
+		name    string
+		build   func(Container) (Command, error)
+		env     map[string]string
+		wantErr string
+		check   func(t *testing.T, c Container, cmd Command)
+	}{
+		{
+			name: "chassis-del dials the translated Southbound", build: buildChassisDel,
+			env: map[string]string{"OVN_SB_DB": "ssl:10.96.0.9:6642", "SYSTEM_ID": "id-1"},
+			check: func(t *testing.T, c Container, cmd Command) {
+				tls := c.Mounts[1].HostPath
+				want := []string{"--db=ssl:127.30.0.1:16642", "--timeout=60", "--private-key=" + filepath.Join(tls, "tls.key"),
+					"--certificate=" + filepath.Join(tls, "tls.crt"), "--ca-cert=" + filepath.Join(tls, "ca.crt"), "--if-exists", "chassis-del", "id-1"}
+				if cmd.Path != OVNSbctlPath || !slices.Equal(cmd.Args, want) {
+					t.Errorf("command %s %q\nwant %q", cmd.Path, cmd.Args, want)
+				}
+			},
+		},
+		{
+			name: "evacuate removes both kinds of rows in one transaction", build: buildEvacuate,
+			env: map[string]string{"OVN_NB_DB": "ssl:127.0.0.1:30641", "SYSTEM_ID": "id-2"},
+			check: func(t *testing.T, _ Container, cmd Command) {
+				script := strings.Join(cmd.Args, " ")
+				for _, want := range []string{"find Gateway_Chassis chassis_name='id-2'", "find HA_Chassis chassis_name='id-2'",
+					"--db=ssl:127.0.0.1:30641", "destroy Gateway_Chassis", "destroy HA_Chassis"} {
+					if !strings.Contains(script, want) {
+						t.Errorf("script lacks %q:\n%s", want, script)
+					}
+				}
+			},
+		},
+		{name: "no system-id", build: buildChassisDel, env: map[string]string{"OVN_SB_DB": "ssl:127.0.0.1:1"}, wantErr: "SYSTEM_ID"},
+		{name: "no address", build: buildEvacuate, env: map[string]string{"SYSTEM_ID": "x"}, wantErr: "OVN_NB_DB is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := ovnFixture(t, "ch-job-x", corev1.Container{Name: "chassis-del"}, tt.env)
+			cmd, err := tt.build(c)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, c, cmd)
+		})
+	}
+}
