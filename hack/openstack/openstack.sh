@@ -842,6 +842,19 @@ finish_neutron() {
     tail -n 5 "$LOGS/catalog.log" | sed 's/^/    /' >&2
     fail neutron-server "not listing its agents"
   fi
+  # The API answers before the parent has forked its RPC, maintenance and
+  # periodic workers. A stop in that window makes the parent die with a
+  # traceback in the log, so start waits for the five processes. Past 30 s
+  # it goes on: the API already works.
+  local deadline=$((SECONDS + 30))
+  until neutron_forked || ((SECONDS >= deadline)); do
+    sleep 0.3
+  done
+}
+
+neutron_forked() {
+  local pid
+  pid=$(service_pid neutron-server) && (($(pgrep -g "$pid" | wc -l) >= 5))
 }
 
 # ---------------------------------------------------------------- uwsgi
