@@ -107,7 +107,7 @@ pass "step 3: HTTPRoute controlplane-nova-metadata is accepted by openstack-gw"
 # The access chart, as "Register a compute cluster" installs it; step 7
 # upgrades it.
 helm install --kube-context "$COMPUTE_CONTEXT" target-cluster-access deploy/target-cluster/target-cluster-access \
-  -n c5c3-access --create-namespace --set 'namespaces={openstack}' --set 'privilegedNamespaces={openstack}' \
+  -n c5c3-access --create-namespace --set 'namespaces={openstack}' \
   --set createNamespaces=false >/dev/null
 
 # ---- Step 4, as written.
