@@ -37,8 +37,8 @@ func BuildHeadlessService(c *ovnv1alpha1.OVNCentral, d Database) *corev1.Service
 			Selector:                 selector(c, d.Short),
 			PublishNotReadyAddresses: true,
 			Ports: []corev1.ServicePort{
-				{Name: "ovsdb", Port: d.Port, TargetPort: intstr.FromInt32(d.Port)},
-				{Name: "raft", Port: d.RaftPort, TargetPort: intstr.FromInt32(d.RaftPort)},
+				{Name: "ovsdb", Port: d.Port, TargetPort: intstr.FromInt32(d.Port), Protocol: corev1.ProtocolTCP},
+				{Name: "raft", Port: d.RaftPort, TargetPort: intstr.FromInt32(d.RaftPort), Protocol: corev1.ProtocolTCP},
 			},
 		},
 	}
@@ -49,7 +49,7 @@ func BuildHeadlessService(c *ovnv1alpha1.OVNCentral, d Database) *corev1.Service
 // One Service per member, not one for the database, because OVN clients
 // take the list of members and find the leader themselves.
 func BuildMemberService(c *ovnv1alpha1.OVNCentral, d Database, i int32) *corev1.Service {
-	port := corev1.ServicePort{Name: "ovsdb", Port: d.Port, TargetPort: intstr.FromInt32(d.Port)}
+	port := corev1.ServicePort{Name: "ovsdb", Port: d.Port, TargetPort: intstr.FromInt32(d.Port), Protocol: corev1.ProtocolTCP}
 	svcType := corev1.ServiceTypeClusterIP
 	if d.Spec(c).ExternallyReachable {
 		svcType = corev1.ServiceTypeNodePort
@@ -142,8 +142,8 @@ func databasePodTemplate(c *ovnv1alpha1.OVNCentral, d Database, hash string) cor
 		Command: []string{"/bin/bash", scriptsMountPath + "/" + ovsdbServerScript},
 		Env:     env,
 		Ports: []corev1.ContainerPort{
-			{Name: "ovsdb", ContainerPort: d.Port},
-			{Name: "raft", ContainerPort: d.RaftPort},
+			{Name: "ovsdb", ContainerPort: d.Port, Protocol: corev1.ProtocolTCP},
+			{Name: "raft", ContainerPort: d.RaftPort, Protocol: corev1.ProtocolTCP},
 		},
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: dataVolume, MountPath: dataMountPath},

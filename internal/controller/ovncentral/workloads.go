@@ -66,7 +66,7 @@ func BuildRelay(c *ovnv1alpha1.OVNCentral, hash string) *appsv1.Deployment {
 			"--log-file=/dev/stdout",
 			"relay:" + Southbound.Schema + ":" + Southbound.MemberAddresses(c),
 		},
-		Ports: []corev1.ContainerPort{{Name: "ovsdb", ContainerPort: relayPort}},
+		Ports: []corev1.ContainerPort{{Name: "ovsdb", ContainerPort: relayPort, Protocol: corev1.ProtocolTCP}},
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "tls", MountPath: tlsMountPath, ReadOnly: true},
 			{Name: "run", MountPath: runMountPath},
@@ -86,7 +86,7 @@ func BuildRelay(c *ovnv1alpha1.OVNCentral, hash string) *appsv1.Deployment {
 // BuildRelayService returns the relay's Service, a NodePort while the relay
 // is externally reachable.
 func BuildRelayService(c *ovnv1alpha1.OVNCentral) *corev1.Service {
-	port := corev1.ServicePort{Name: "ovsdb", Port: relayPort, TargetPort: intstr.FromInt32(relayPort)}
+	port := corev1.ServicePort{Name: "ovsdb", Port: relayPort, TargetPort: intstr.FromInt32(relayPort), Protocol: corev1.ProtocolTCP}
 	svcType := corev1.ServiceTypeClusterIP
 	if c.Spec.Relay.ExternallyReachable {
 		svcType = corev1.ServiceTypeNodePort

@@ -140,6 +140,12 @@ func TestIntegrationChassisOnAComputeCluster(t *testing.T) {
 		return nil
 	})
 
+	// Settled, a pass over the central or the chassis writes nothing.
+	assertSettledPassWritesNothing(t, map[*testenv.Cluster][]client.Object{
+		e.Management: {&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.WorkloadNamespace, Name: central.Name + "-central-scripts"}}},
+		compute:      {&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.WorkloadNamespace, Name: ovnchassis.NodesName(got)}}},
+	})
+
 	copyName := ovnchassis.ClientSecretName(got)
 	if got.Status.ClientSecretName != copyName {
 		t.Errorf("status.clientSecretName = %q, want %q", got.Status.ClientSecretName, copyName)

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,7 +51,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Run(m, testenv.Options{ComputeClusters: 1}, &env))
+	os.Exit(testenv.Run(m, testenv.Options{ComputeClusters: 1, Audit: true}, &env))
 }
 
 // startStack starts, once per package, what makes pods run on both
@@ -251,3 +252,40 @@ var chassisLabel = map[string]string{ovnchassis.ChassisNodeLabel: "true"}
 
 // errorf is fmt.Errorf, named for the checks' brevity.
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// assertSettledPassWritesNothing touches the given children with an
+// annotation of the test's, which brings their owners a pass each, and
+// fails if the operator wrote anything on either cluster meanwhile: a
+// settled central and chassis find everything as they want it.
+func assertSettledPassWritesNothing(t *testing.T, touch map[*testenv.Cluster][]client.Object) {
+	t.Helper()
+	clusters := []*testenv.Cluster{env.Management, env.ComputeCluster("compute-a")}
+	marks := make([]int64, len(clusters))
+	for i, c := range clusters {
+		mark, err := c.AuditMark()
+		if err != nil {
+			t.Fatal(err)
+		}
+		marks[i] = mark
+	}
+	for c, objs := range touch {
+		for _, obj := range objs {
+			patch := []byte(`{"metadata":{"annotations":{"test.anvil.c5c3.io/touched":"` + time.Now().Format(time.RFC3339Nano) + `"}}}`)
+			if err := c.Client.Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The owners' passes follow their children's events within a second;
+	// the window leaves them several.
+	time.Sleep(10 * time.Second)
+	for i, c := range clusters {
+		writes, _, err := c.AuditWrites(marks[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := testenv.OperatorWrites(writes); len(w) > 0 {
+			t.Errorf("a settled pass wrote on %s:\n%s", c.Name, testenv.FormatAuditEvents(w))
+		}
+	}
+}
