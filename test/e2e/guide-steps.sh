@@ -315,4 +315,4 @@ pass "deleting the pool released $node"
 
 "$anvil_dev" devstack down --state-dir "$state" >/dev/null
 trap - EXIT
-echo "guide steps 2, 3, 6 and 7 e2e: passed"
+echo "guide steps 2, 3, 4, 6 and 7 e2e: passed"
