@@ -129,13 +129,13 @@ func TestIntegrationChassisOnAComputeCluster(t *testing.T) {
 
 	tls := clientTLS(t, central.Status.ClientSecretName)
 	sb := append([]string{"--db=" + central.Status.Southbound.DBAddress, "--timeout=30"}, tls...)
-	eventually(t, time.Minute, "the node's chassis is in the southbound under its name", func() error {
-		out, err := ovs(t, "ovn-sbctl", append(sb, "--bare", "--columns=hostname", "list", "Chassis")...)
+	eventually(t, time.Minute, "ovn-sbctl show lists the node's chassis under its name", func() error {
+		out, err := ovs(t, "ovn-sbctl", append(sb, "show")...)
 		if err != nil {
 			return err
 		}
-		if !strings.Contains(out, hvNode) {
-			return errorf("no chassis named %s: %q", hvNode, out)
+		if !strings.Contains(out, `hostname: `+hvNode) && !strings.Contains(out, `hostname: "`+hvNode+`"`) {
+			return errorf("no chassis with hostname %s: %q", hvNode, out)
 		}
 		return nil
 	})
@@ -193,6 +193,12 @@ func TestIntegrationChassisOnAComputeCluster(t *testing.T) {
 	}
 	if err := compute.Client.Get(ctx, client.ObjectKeyFromObject(decoy), decoy); err != nil {
 		t.Errorf("the unlabelled ConfigMap on compute-a went with the chassis: %v", err)
+	}
+	if err := compute.Client.Get(ctx, client.ObjectKey{Name: hvNode}, &corev1.Node{}); err != nil {
+		t.Errorf("the node went with the chassis: %v", err)
+	}
+	if len(secretData(t, e.Management, central.Status.ClientSecretName)["tls.crt"]) == 0 {
+		t.Error("the central's own client Secret went with the chassis's copy")
 	}
 	assertNoKeyLeak(t, before["tls.key"], secretData(t, e.Management, central.Status.ClientSecretName)["tls.key"])
 }
