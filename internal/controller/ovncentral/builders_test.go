@@ -210,3 +210,43 @@ func TestStatefulSetContract(t *testing.T) {
 		t.Errorf("member addresses = %q", got)
 	}
 }
+
+func TestBuildRelay(t *testing.T) {
+	c := testCentral()
+	c.Spec.Relay = &ovnv1alpha1.OVNRelaySpec{Replicas: ptr.To[int32](2)}
+	svc := BuildRelayService(c)
+	if svc.Name != "controlplane-ovn-sb-relay" || svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.Ports[0].Port != 6642 {
+		t.Errorf("relay Service = %s %s %+v", svc.Name, svc.Spec.Type, svc.Spec.Ports)
+	}
+	c.Spec.Relay.ExternallyReachable = true
+	if svc := BuildRelayService(c); svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Spec.Ports[0].NodePort != 30661 {
+		t.Errorf("external relay Service = %s %+v, want NodePort 30661", svc.Spec.Type, svc.Spec.Ports)
+	}
+	d := BuildRelay(c, "h")
+	cmd := strings.Join(d.Spec.Template.Spec.Containers[0].Command, " ")
+	if *d.Spec.Replicas != 2 || !strings.Contains(cmd, "relay:OVN_Southbound:ssl:controlplane-ovn-sb-0.") {
+		t.Errorf("relay Deployment replicas %d, command %q", *d.Spec.Replicas, cmd)
+	}
+	if vol := d.Spec.Template.Spec.Volumes[0].Secret; vol == nil || vol.SecretName != "controlplane-ovn-sb-relay" {
+		t.Errorf("the relay mounts %+v, want its own certificate", d.Spec.Template.Spec.Volumes[0])
+	}
+}
+
+func TestBackupCronJob(t *testing.T) {
+	c := testCentral()
+	cj := BuildBackupCronJob(c, "h")
+	if cj.Spec.Schedule != "0 2 * * *" || *cj.Spec.Suspend || cj.Spec.ConcurrencyPolicy != "Forbid" {
+		t.Errorf("default CronJob = %q suspend %v %s", cj.Spec.Schedule, *cj.Spec.Suspend, cj.Spec.ConcurrencyPolicy)
+	}
+	env := map[string]string{}
+	for _, e := range cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	if env["BACKUP_RETENTION_DAYS"] != "14" || !strings.HasPrefix(env["OVN_NB_DB"], "ssl:") {
+		t.Errorf("backup env = %v", env)
+	}
+	c.Spec.Backup = &ovnv1alpha1.OVNBackupSpec{Schedule: "30 3 * * *", Suspend: true}
+	if cj := BuildBackupCronJob(c, "h"); cj.Spec.Schedule != "30 3 * * *" || !*cj.Spec.Suspend {
+		t.Errorf("CronJob = %q suspend %v", cj.Spec.Schedule, *cj.Spec.Suspend)
+	}
+}
