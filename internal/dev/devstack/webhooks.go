@@ -15,18 +15,19 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/anvil/anvil/config/crd"
 	webhookconfig "github.com/anvil/anvil/config/webhook"
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
@@ -243,8 +244,11 @@ type probeKind struct {
 	gvr schema.GroupVersionResource
 }
 
-// probeTarget finds the kind a webhook validates. It returns nil when the
-// scheme does not know it; the probe then asks with an empty body.
+// probeTarget finds the kind a webhook validates: the CRD of Anvil's whose
+// group, plural and served version the webhook's first rule names, which
+// says the kind exactly, where guessing it from the plural would not
+// ("ovnchassis" is OVNChassis). It returns nil when no CRD matches or the
+// scheme does not know the kind; the probe then asks with an empty body.
 func probeTarget(scheme *runtime.Scheme, w admissionregistrationv1.ValidatingWebhook) *probeKind {
 	if len(w.Rules) == 0 {
 		return nil
@@ -253,23 +257,25 @@ func probeTarget(scheme *runtime.Scheme, w admissionregistrationv1.ValidatingWeb
 	if len(r.APIGroups) == 0 || len(r.APIVersions) == 0 || len(r.Resources) == 0 {
 		return nil
 	}
-	gv := schema.GroupVersion{Group: r.APIGroups[0], Version: r.APIVersions[0]}
-	for gvk := range scheme.AllKnownTypes() {
-		if gvk.GroupVersion() != gv || strings.HasSuffix(gvk.Kind, "List") {
+	gvr := schema.GroupVersionResource{Group: r.APIGroups[0], Version: r.APIVersions[0], Resource: r.Resources[0]}
+	crds, err := anvilCRDs()
+	if err != nil {
+		return nil
+	}
+	for _, c := range crds {
+		if c.Spec.Group != gvr.Group || c.Spec.Names.Plural != gvr.Resource {
 			continue
 		}
-		plural, _ := meta.UnsafeGuessKindToResource(gvk)
-		// The guess pluralises "OVNChassis" to "ovnchasses", while the CRD
-		// names its resource after the kind; accept both.
-		if singular := strings.ToLower(gvk.Kind); singular == r.Resources[0] {
-			plural.Resource = singular
-		}
-		if plural.Resource == r.Resources[0] {
-			return &probeKind{gvk: gvk, gvr: plural}
+		gvk := gvr.GroupVersion().WithKind(c.Spec.Names.Kind)
+		if scheme.Recognizes(gvk) {
+			return &probeKind{gvk: gvk, gvr: gvr}
 		}
 	}
 	return nil
 }
+
+// anvilCRDs reads Anvil's embedded CRDs once.
+var anvilCRDs = sync.OnceValues(crd.Definitions)
 
 // probeWebhook tells whether the operator serves a webhook path. It sends a
 // DELETE review of a made-up object, which a validator admits without
