@@ -141,38 +141,35 @@ func newCentral(t *testing.T, name string, replicas, nbBase, sbBase int32) *ovnv
 func waitCentral(t *testing.T, name, condType, reason string, timeout time.Duration) *ovnv1alpha1.OVNCentral {
 	t.Helper()
 	c := &ovnv1alpha1.OVNCentral{}
-	var last *metav1.Condition
-	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testenv.WorkloadNamespace, Name: name}, c); err != nil {
-			return false, nil //nolint:nilerr // poll again
-		}
-		last = apimeta.FindStatusCondition(c.Status.Conditions, condType)
-		return last != nil && last.Reason == reason && last.ObservedGeneration == c.Generation, nil
-	})
-	if err != nil {
-		t.Fatalf("central %s: %s never became %s (last %+v; Ready %+v)", name, condType, reason, last,
-			apimeta.FindStatusCondition(c.Status.Conditions, anvilmeta.ReadyCondition))
-	}
+	waitCondition(t, name, c, func() []metav1.Condition { return c.Status.Conditions }, condType, reason, timeout)
 	return c
 }
 
-// waitChassis waits until the chassis's condition has the reason.
+// waitChassis waits until the chassis's condition has the reason, and
+// returns the chassis.
 func waitChassis(t *testing.T, name, condType, reason string, timeout time.Duration) *ovnv1alpha1.OVNChassis {
 	t.Helper()
 	c := &ovnv1alpha1.OVNChassis{}
+	waitCondition(t, name, c, func() []metav1.Condition { return c.Status.Conditions }, condType, reason, timeout)
+	return c
+}
+
+// waitCondition reads obj, named name in the workload namespace, until the
+// condition conds returns has the reason for obj's generation.
+func waitCondition(t *testing.T, name string, obj client.Object, conds func() []metav1.Condition, condType, reason string, timeout time.Duration) {
+	t.Helper()
 	var last *metav1.Condition
 	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testenv.WorkloadNamespace, Name: name}, c); err != nil {
+		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testenv.WorkloadNamespace, Name: name}, obj); err != nil {
 			return false, nil //nolint:nilerr // poll again
 		}
-		last = apimeta.FindStatusCondition(c.Status.Conditions, condType)
-		return last != nil && last.Reason == reason && last.ObservedGeneration == c.Generation, nil
+		last = apimeta.FindStatusCondition(conds(), condType)
+		return last != nil && last.Reason == reason && last.ObservedGeneration == obj.GetGeneration(), nil
 	})
 	if err != nil {
-		t.Fatalf("chassis %s: %s never became %s (last %+v; Ready %+v)", name, condType, reason, last,
-			apimeta.FindStatusCondition(c.Status.Conditions, anvilmeta.ReadyCondition))
+		t.Fatalf("%T %s: %s never became %s (last %+v; Ready %+v)", obj, name, condType, reason, last,
+			apimeta.FindStatusCondition(conds(), anvilmeta.ReadyCondition))
 	}
-	return c
 }
 
 // clientTLS writes the central's client identity to files and returns the
