@@ -1,0 +1,101 @@
+package v1alpha1
+
+// Condition types of a NeutronMetadataAgent, in pipeline order; the steps
+// run one after the other and Ready is True only while every one is True.
+// A target cluster Anvil cannot use, the agent's or the chassis's, is
+// reported on ChassisReady under anvilmeta.TargetClusterUnavailableReason,
+// also while a deleting agent waits for its cluster.
+const (
+	// ChassisReadyCondition reports the referenced OVNChassis and its
+	// OVNCentral: the nodes, the southbound address and the client Secret
+	// the agent takes from them.
+	ChassisReadyCondition = "ChassisReady"
+	// SecretsReadyCondition reports the Secrets the agent references and
+	// the ConfigMap rendered from the spec.
+	SecretsReadyCondition = "SecretsReady"
+	// DaemonSetReadyCondition reports the DaemonSet
+	// {agent}-metadata-agent.
+	DaemonSetReadyCondition = "DaemonSetReady"
+)
+
+// Reasons of ChassisReady, in the order the step checks them.
+const (
+	// ChassisResolvedReason: the chassis and its central publish what the
+	// agent needs; the message names the southbound address.
+	ChassisResolvedReason = "ChassisResolved"
+	// ChassisNotFoundReason: no OVNChassis of that name in the agent's
+	// namespace; asked again every 15 seconds.
+	ChassisNotFoundReason = "ChassisNotFound"
+	// ChassisReadErrorReason: reading the OVNChassis failed.
+	ChassisReadErrorReason = "ChassisReadError"
+	// ChassisOnAnotherClusterReason: the agent's targetClusterRef and the
+	// chassis's differ, so the agent could never run beside the chassis.
+	// It waits for a change instead of asking again.
+	ChassisOnAnotherClusterReason = "ChassisOnAnotherCluster"
+	// CentralNotFoundReason: the chassis's OVNCentral does not exist;
+	// asked again every 15 seconds.
+	CentralNotFoundReason = "CentralNotFound"
+	// CentralReadErrorReason: reading the chassis's OVNCentral failed.
+	CentralReadErrorReason = "CentralReadError"
+	// CentralNotExternallyReachableReason: the chassis and the central are
+	// on different clusters, and the central does not publish its
+	// southbound database outside its cluster. It waits for the central
+	// to change.
+	CentralNotExternallyReachableReason = "CentralNotExternallyReachable"
+	// CentralNotReadyReason: the central has not published the southbound
+	// address the agent connects to yet; asked again every 15 seconds.
+	CentralNotReadyReason = "CentralNotReady"
+	// ChassisNotReadyReason: the chassis has not published the client
+	// Secret the agent mounts yet; asked again every 15 seconds.
+	ChassisNotReadyReason = "ChassisNotReady"
+)
+
+// Reasons of SecretsReady.
+const (
+	// SecretsAvailableReason: every referenced Secret and key exists, or
+	// none is referenced, and the configuration is rendered.
+	SecretsAvailableReason = "SecretsAvailable"
+	// WaitingForNovaSharedSecretReason: the Secret or key of
+	// sharedSecretRef does not exist yet on the agent's cluster; asked
+	// again every 15 seconds.
+	WaitingForNovaSharedSecretReason = "WaitingForNovaSharedSecret"
+	// WaitingForNovaMetadataCAReason: the Secret or key of
+	// caBundleSecretRef does not exist yet on the agent's cluster; the
+	// message names the key; asked again every 15 seconds.
+	WaitingForNovaMetadataCAReason = "WaitingForNovaMetadataCA"
+	// ConfigErrorReason: the configuration cannot be rendered or its
+	// ConfigMap cannot be written.
+	ConfigErrorReason = "ConfigError"
+)
+
+// Reasons of DaemonSetReady.
+const (
+	// DaemonSetReadyReason: every selected node runs a ready, current
+	// agent pod; no selected node counts as ready.
+	DaemonSetReadyReason = "DaemonSetReady"
+	// DaemonSetProgressingReason: the rollout is not complete; asked again
+	// every 10 seconds.
+	DaemonSetProgressingReason = "DaemonSetProgressing"
+	// DaemonSetErrorReason: writing or reading the DaemonSet failed.
+	DaemonSetErrorReason = "DaemonSetError"
+)
+
+// Event reasons of a NeutronMetadataAgent.
+const (
+	// MetadataSharedSecretMirrorReapedEvent: a deleting agent removed a
+	// labelled copy of the shared secret that no other agent on its
+	// cluster names; Normal, one per deleted copy.
+	MetadataSharedSecretMirrorReapedEvent = "MetadataSharedSecretMirrorReaped"
+)
+
+// Labels and annotations of an agent's inputs and children.
+const (
+	// MetadataSharedSecretMirrorLabel marks the ControlPlane's copy of the
+	// metadata shared secret on a compute cluster. Only Secrets with the
+	// value "true" are ever reaped; an unlabelled one is the user's.
+	MetadataSharedSecretMirrorLabel = "neutron.openstack.c5c3.io/metadata-shared-secret-mirror"
+	// MetadataSecretHashAnnotation on the pod template carries a hash of
+	// the shared secret's value, never the value, so that a rotation rolls
+	// the pods that read it from their environment.
+	MetadataSecretHashAnnotation = "neutron.c5c3.io/metadata-secret-hash"
+)
