@@ -213,6 +213,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 		if err := anvilwebhook.SetupOVNChassisWebhook(mgr); err != nil {
 			return nil, fmt.Errorf("setting up the OVNChassis webhook: %w", err)
 		}
+		if err := anvilwebhook.SetupNeutronMetadataAgentWebhook(mgr); err != nil {
+			return nil, fmt.Errorf("setting up the NeutronMetadataAgent webhook: %w", err)
+		}
 	}
 	return reg, nil
 }

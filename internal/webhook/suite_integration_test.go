@@ -56,5 +56,8 @@ func runManager(e *testenv.Environment) error {
 	if err := anvilwebhook.SetupOVNChassisWebhook(mgr); err != nil {
 		return err
 	}
+	if err := anvilwebhook.SetupNeutronMetadataAgentWebhook(mgr); err != nil {
+		return err
+	}
 	return testenv.StartManager(mgr, nil)
 }
