@@ -62,6 +62,12 @@ const (
 
 // Reasons of NovaReady.
 const (
+	// NovaMetadataAgentSecretErrorReason: the copy of the metadata shared
+	// secret could not be written to a cluster whose metadata agents name
+	// it, for example because a same-named Secret there is not this
+	// ControlPlane's. The message names the Secret and the cluster; the
+	// other clusters are still served.
+	NovaMetadataAgentSecretErrorReason = "NovaMetadataAgentSecretError"
 	// NovaReadyReason: the child Nova is Ready and every compute cluster
 	// that hosts one of its pools has the current contract.
 	NovaReadyReason = "NovaReady"

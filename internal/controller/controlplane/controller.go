@@ -55,6 +55,7 @@ func NewKeystone(ctx context.Context, admin openstack.Credentials) (AdminSession
 // +kubebuilder:rbac:groups=c5c3.io,resources=controlplanes,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=c5c3.io,resources=controlplanes/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=c5c3.io,resources=controlplanes/finalizers,verbs=update
+// +kubebuilder:rbac:groups=neutron.openstack.c5c3.io,resources=neutronmetadataagents,verbs=get;list;watch
 // +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novas,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novacomputes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch;delete
@@ -93,6 +94,7 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileHypervisorOperator},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileMirrors},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileClusterCredentials},
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileMetadataAgentSecrets},
 		{Condition: c5c3v1alpha1.ComputeRotationCompleteCondition, Run: r.reconcileRotation},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reportDeliveries},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.releaseAccountsFinalizer},

@@ -265,10 +265,11 @@ func (r *Reconciler) mirrorTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane
 // severity, and lists every cluster in the message.
 func summarizeMirrors(results []clusterResult) (string, string) {
 	rank := map[string]int{
-		c5c3v1alpha1.NovaComputeConfigErrorReason:  0,
-		c5c3v1alpha1.ComputeCredentialsErrorReason: 1,
-		c5c3v1alpha1.HypervisorOperatorErrorReason: 2,
-		anvilmeta.TargetClusterUnavailableReason:   3,
+		c5c3v1alpha1.NovaComputeConfigErrorReason:       0,
+		c5c3v1alpha1.ComputeCredentialsErrorReason:      1,
+		c5c3v1alpha1.HypervisorOperatorErrorReason:      2,
+		c5c3v1alpha1.NovaMetadataAgentSecretErrorReason: 3,
+		anvilmeta.TargetClusterUnavailableReason:        4,
 	}
 	reason := results[0].reason
 	var msgs []string

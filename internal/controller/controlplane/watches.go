@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 )
@@ -87,7 +88,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Owns(&corev1.Secret{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.controlPlanesReading)).
 		Watches(&novav1alpha1.NovaCompute{}, handler.EnqueueRequestsFromMapFunc(r.controlPlaneOfPool), builder.WithPredicates(poolLifecycle)).
-		Watches(&ovnv1alpha1.OVNCentral{}, handler.EnqueueRequestsFromMapFunc(r.controlPlanesOfCentral))
+		Watches(&ovnv1alpha1.OVNCentral{}, handler.EnqueueRequestsFromMapFunc(r.controlPlanesOfCentral)).
+		Watches(&neutronv1alpha1.NeutronMetadataAgent{}, handler.EnqueueRequestsFromMapFunc(r.controlPlanesOfAgent),
+			builder.WithPredicates(agentCopyChanged))
 	if r.Registry != nil {
 		mirrors, err := r.Registry.RemoteChildrenFromAnyCluster(&corev1.Secret{}, &c5c3v1alpha1.ControlPlane{})
 		if err != nil {
@@ -143,6 +146,46 @@ func (r *Reconciler) controlPlanesOfCentral(ctx context.Context, central client.
 		n := list.Items[i].Spec.Services.Neutron
 		if n != nil && n.OVN != nil && n.OVN.CentralRef.Name == central.GetName() &&
 			n.OVN.CentralRef.ResolvedNamespace(list.Items[i].Namespace) == central.GetNamespace() {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return reqs
+}
+
+// agentCopyChanged keeps the agent events that change which clusters need
+// the shared secret's copy: a new or deleted agent, the start of its
+// deletion, and a change of the Secret it names.
+var agentCopyChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*neutronv1alpha1.NeutronMetadataAgent)
+		updated, okNew := e.ObjectNew.(*neutronv1alpha1.NeutronMetadataAgent)
+		if !okOld || !okNew {
+			return false
+		}
+		return old.DeletionTimestamp.IsZero() != updated.DeletionTimestamp.IsZero() ||
+			sharedSecretName(old) != sharedSecretName(updated) || old.TargetClusterName() != updated.TargetClusterName()
+	},
+}
+
+// sharedSecretName is the Secret an agent signs with, or "".
+func sharedSecretName(a *neutronv1alpha1.NeutronMetadataAgent) string {
+	if ref := a.Spec.NovaMetadata.SharedSecretRef; ref != nil {
+		return ref.Name
+	}
+	return ""
+}
+
+// controlPlanesOfAgent maps an agent to the ControlPlanes in its namespace
+// that run Nova and reference Neutron: the ones that may owe it a copy.
+func (r *Reconciler) controlPlanesOfAgent(ctx context.Context, agent client.Object) []reconcile.Request {
+	list := &c5c3v1alpha1.ControlPlaneList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(agent.GetNamespace())); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		svc := list.Items[i].Spec.Services
+		if svc.Nova != nil && svc.Neutron != nil {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}
