@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/anvil/anvil/internal/controller/controlplane"
+	"github.com/anvil/anvil/internal/controller/neutronmetadataagent"
 	"github.com/anvil/anvil/internal/controller/nova"
 	"github.com/anvil/anvil/internal/controller/novacompute"
 	"github.com/anvil/anvil/internal/controller/ovncentral"
@@ -196,6 +197,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 	chassisReconciler := &ovnchassis.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg}
 	if err := chassisReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the OVNChassis controller: %w", err)
+	}
+	agentReconciler := &neutronmetadataagent.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg}
+	if err := agentReconciler.SetupWithManager(ctx, mgr); err != nil {
+		return nil, fmt.Errorf("setting up the NeutronMetadataAgent controller: %w", err)
 	}
 	if o.EnableWebhooks {
 		if err := anvilwebhook.SetupNovaWebhook(mgr); err != nil {

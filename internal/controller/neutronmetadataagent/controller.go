@@ -1,0 +1,149 @@
+package neutronmetadataagent
+
+import (
+	"context"
+	"errors"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/conditions"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// childKinds are what an agent writes onto its cluster; a placed agent's
+// teardown sweeps them. The shared secret's copy is not among them: it is
+// the ControlPlane's, and reapMirrors decides about it.
+var childKinds = []schema.GroupVersionKind{
+	{Group: "apps", Version: "v1", Kind: "DaemonSet"},
+	{Version: "v1", Kind: "ConfigMap"},
+}
+
+// Reconciler reconciles NeutronMetadataAgent objects.
+type Reconciler struct {
+	// Client reads and writes the management cluster.
+	Client client.Client
+	// APIReader reads the management cluster without a cache.
+	APIReader client.Reader
+	// Scheme maps types to kinds for ownership.
+	Scheme *runtime.Scheme
+	// Registry resolves targetClusterRef; nil turns placed agents off.
+	Registry *targetcluster.Registry
+	// Teardown removes a placed agent's children on deletion.
+	Teardown *targetcluster.Teardown
+	// Recorder records MetadataSharedSecretMirrorReaped.
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=neutron.openstack.c5c3.io,resources=neutronmetadataagents,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=neutron.openstack.c5c3.io,resources=neutronmetadataagents/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=neutron.openstack.c5c3.io,resources=neutronmetadataagents/finalizers,verbs=update
+// +kubebuilder:rbac:groups=ovn.openstack.c5c3.io,resources=ovnchassis;ovncentrals,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+
+// pass is what one pass over an agent builds up, step by step.
+type pass struct {
+	agent  *neutronv1alpha1.NeutronMetadataAgent
+	before *neutronv1alpha1.NeutronMetadataAgent
+	// children is where the children live, live reads that cluster
+	// without a cache. Set by Cluster.
+	children *targetcluster.Children
+	live     client.Reader
+	// chassis is what the chassis and its central resolved to. Set by
+	// Chassis.
+	chassis ResolvedChassis
+	// secretHash is SharedSecretHash of the shared secret, "" without
+	// one. Set by Secrets.
+	secretHash string
+	// configMap and configHash are the rendered configuration's ConfigMap
+	// and the hash of it and the scripts. Set by Config.
+	configMap  string
+	configHash string
+}
+
+// steps are the pass's steps in order, each with the condition it owns.
+func (r *Reconciler) steps() []flow.Step[*pass] {
+	return []flow.Step[*pass]{
+		{Condition: neutronv1alpha1.ChassisReadyCondition, Run: r.reconcileCluster},
+		{Condition: neutronv1alpha1.ChassisReadyCondition, Run: r.reconcileChassis},
+		{Condition: neutronv1alpha1.SecretsReadyCondition, Run: r.reconcileSecrets},
+		{Condition: neutronv1alpha1.SecretsReadyCondition, Run: r.reconcileConfig},
+		{Condition: neutronv1alpha1.DaemonSetReadyCondition, Run: r.reconcileDaemonSet},
+	}
+}
+
+// Reconcile brings one agent up to date: get, defer the status patch,
+// take the deletion branch, then run the steps in order.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	agent := &neutronv1alpha1.NeutronMetadataAgent{}
+	if err := r.Client.Get(ctx, req.NamespacedName, agent); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	p := &pass{agent: agent, before: agent.DeepCopy()}
+	var passErr error
+	defer func() {
+		if err := r.patchStatus(ctx, p.before, agent, passErr); err != nil {
+			retErr = errors.Join(retErr, err)
+		}
+	}()
+
+	if !agent.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, agent)
+	}
+	var out flow.Outcome
+	out, passErr = flow.Run(ctx, conditionsOf(agent), p, r.steps())
+	return flow.Result(out, passErr)
+}
+
+// reconcileCluster resolves where the children live and, for a placed
+// agent, holds it with the remote-children finalizer before anything is
+// written there. An unknown cluster stops the pass before anything else.
+func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass) (flow.Outcome, error) {
+	a := p.agent
+	children, err := r.Registry.ChildrenFor(a.TargetClusterName(), targetcluster.LocalChildren(r.Client))
+	if err != nil {
+		return flow.Continue, flow.Wait(neutronv1alpha1.ChassisReadyCondition, anvilmeta.TargetClusterUnavailableReason,
+			chassisPoll, "%s", err.Error())
+	}
+	p.children, p.live = children, r.APIReader
+	if children.Remote == nil {
+		return flow.Continue, nil
+	}
+	p.live = children.Remote.Reader
+	if controllerutil.AddFinalizer(a, targetcluster.RemoteChildrenFinalizer) {
+		if err := r.Client.Patch(ctx, a, client.MergeFrom(p.before)); err != nil {
+			return flow.Continue, err
+		}
+		p.before = a.DeepCopy()
+	}
+	return flow.Continue, nil
+}
+
+// patchStatus ends every pass: the shared rollup derives Ready and writes
+// what changed. No condition transition records an event: the agent's
+// waits and failures are reported by its conditions only.
+func (r *Reconciler) patchStatus(ctx context.Context, before, a *neutronv1alpha1.NeutronMetadataAgent, passErr error) error {
+	return conditions.PatchStatus(ctx, r.Client, r.Recorder, before, a, &before.Status.CommonStatus, &a.Status.CommonStatus, passErr, r.summary())
+}
+
+// summary is how an agent's Ready is derived.
+func (r *Reconciler) summary() conditions.Summary {
+	return conditions.Summary{
+		Steps:        flow.StepConditions(r.steps()),
+		ReadyMessage: "every node of the chassis runs a ready metadata agent",
+	}
+}
+
+// conditionsOf is where a pass over an agent sets its conditions.
+func conditionsOf(a *neutronv1alpha1.NeutronMetadataAgent) flow.Conditions {
+	return flow.Conditions{List: &a.Status.Conditions, Generation: a.Generation}
+}

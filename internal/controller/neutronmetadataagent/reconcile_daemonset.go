@@ -1,0 +1,54 @@
+package neutronmetadataagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// reconcileDaemonSet writes the scripts and the agent's DaemonSet, mirrors
+// its counters into the status before judging them, and stamps the
+// installed image once every selected node runs a ready, current pod. A
+// rollout in progress is polled without failing the pass.
+func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outcome, error) {
+	a := p.agent
+	scripts := BuildScripts(a)
+	if err := p.children.Apply(ctx, r.Scheme, a, scripts); err != nil {
+		return flow.Continue, daemonSetError(err)
+	}
+	ds := BuildDaemonSet(a, DaemonSetInput{
+		Chassis:       p.chassis,
+		ConfigMapName: p.configMap,
+		ConfigHash:    p.configHash + "-" + contentHash(scripts)[:8],
+		SecretHash:    p.secretHash,
+	})
+	if err := p.children.Apply(ctx, r.Scheme, a, ds); err != nil {
+		return flow.Continue, daemonSetError(err)
+	}
+	a.Status.DesiredNumberScheduled, a.Status.NumberReady = ds.Status.DesiredNumberScheduled, ds.Status.NumberReady
+	if done, why := rolledOut(ds); !done {
+		conditionsOf(a).Set(neutronv1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, neutronv1alpha1.DaemonSetProgressingReason, why)
+		return flow.Requeue(daemonSetPoll), nil
+	}
+	a.Status.InstalledImage = a.ResolvedImage()
+	conditionsOf(a).Set(neutronv1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, neutronv1alpha1.DaemonSetReadyReason,
+		fmt.Sprintf("the metadata agent runs on all %d selected nodes", ds.Status.DesiredNumberScheduled))
+	return flow.Continue, nil
+}
+
+// daemonSetError classifies a failure to write a workload child: a
+// same-named object Anvil does not own is invalid input, anything else is
+// retried; both are reported as DaemonSetError.
+func daemonSetError(err error) error {
+	var notOwned *targetcluster.NotOwnedError
+	if errors.As(err, &notOwned) {
+		return flow.Invalid(neutronv1alpha1.DaemonSetReadyCondition, neutronv1alpha1.DaemonSetErrorReason, err)
+	}
+	return flow.Fail(neutronv1alpha1.DaemonSetReadyCondition, neutronv1alpha1.DaemonSetErrorReason, err)
+}

@@ -1,0 +1,59 @@
+package neutronmetadataagent
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+)
+
+// reconcileSecrets checks, on the agent's cluster and past any cache, that
+// every Secret and key the agent references exists: the shared secret
+// first, then, with https, the CA bundle. A missing one stops the pass
+// before the configuration and the DaemonSet, so no pod ever references a
+// Secret that is not there. It keeps only a hash of the shared secret;
+// SecretsReady turns True once the configuration is rendered too.
+func (r *Reconciler) reconcileSecrets(ctx context.Context, p *pass) (flow.Outcome, error) {
+	a := p.agent
+	nm := a.Spec.NovaMetadata
+	p.secretHash = ""
+	if ref := nm.SharedSecretRef; ref != nil {
+		value, err := r.readKey(ctx, p, ref.Name, nm.ResolvedSharedSecretKey(), neutronv1alpha1.WaitingForNovaSharedSecretReason)
+		if err != nil {
+			return flow.Continue, err
+		}
+		p.secretHash = SharedSecretHash(value)
+	}
+	if mountsCA(a) {
+		if _, err := r.readKey(ctx, p, nm.CABundleSecretRef.Name, nm.ResolvedCABundleKey(), neutronv1alpha1.WaitingForNovaMetadataCAReason); err != nil {
+			return flow.Continue, err
+		}
+	}
+	return flow.Continue, nil
+}
+
+// readKey returns the value of key in the Secret name of the agent's
+// namespace on its cluster. A missing Secret or an empty or missing key is
+// a wait reported under waitReason, with the Secret, the key and the
+// cluster named, never a value.
+func (r *Reconciler) readKey(ctx context.Context, p *pass, name, key, waitReason string) ([]byte, error) {
+	a := p.agent
+	secret := &corev1.Secret{}
+	if err := p.live.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, flow.Wait(neutronv1alpha1.SecretsReadyCondition, waitReason, secretPoll,
+				"waiting for Secret %s/%s with key %s on %s", a.Namespace, name, key, clusterPhrase(a.TargetClusterName()))
+		}
+		return nil, fmt.Errorf("reading Secret %s/%s: %w", a.Namespace, name, err)
+	}
+	if len(secret.Data[key]) == 0 {
+		return nil, flow.Wait(neutronv1alpha1.SecretsReadyCondition, waitReason, secretPoll,
+			"waiting for key %s in Secret %s/%s on %s", key, a.Namespace, name, clusterPhrase(a.TargetClusterName()))
+	}
+	return secret.Data[key], nil
+}
