@@ -8,19 +8,23 @@ import (
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 )
 
+type mutate func(*ovnv1alpha1.OVNChassis, *ovnv1alpha1.OVNCentral)
+
+// chassisCase is one arm of DecideChassis and what it must answer.
+type chassisCase struct {
+	name          string
+	agentCluster  string
+	chassis       *ovnv1alpha1.OVNChassis
+	central       *ovnv1alpha1.OVNCentral
+	mutate        mutate
+	reason        string
+	polled        bool
+	sb, secret    string
+	msgHas, msgNo []string
+}
+
 func TestDecideChassis(t *testing.T) {
-	type mutate func(*ovnv1alpha1.OVNChassis, *ovnv1alpha1.OVNCentral)
-	tests := []struct {
-		name          string
-		agentCluster  string
-		chassis       *ovnv1alpha1.OVNChassis
-		central       *ovnv1alpha1.OVNCentral
-		mutate        mutate
-		reason        string
-		polled        bool
-		sb, secret    string
-		msgHas, msgNo []string
-	}{
+	tests := []chassisCase{
 		{name: "1: no chassis", chassis: nil, central: testCentral(false),
 			reason: neutronv1alpha1.ChassisNotFoundReason, polled: true, msgHas: []string{"controlplane-compute-chassis", "openstack"}},
 		{name: "2: chassis placed, agent local", chassis: testChassis("compute-a"), central: testCentral(true),
@@ -69,30 +73,35 @@ func TestDecideChassis(t *testing.T) {
 			if tt.mutate != nil {
 				tt.mutate(tt.chassis, tt.central)
 			}
-			v := DecideChassis(testAgent("agent", tt.agentCluster), tt.chassis, tt.central)
-			if v.Reason != tt.reason {
-				t.Fatalf("reason = %s (%s), want %s", v.Reason, v.Message, tt.reason)
-			}
-			if (v.Requeue > 0) != tt.polled {
-				t.Errorf("requeue = %s, polled want %v", v.Requeue, tt.polled)
-			}
-			if (v.Resolved != nil) != (tt.reason == neutronv1alpha1.ChassisResolvedReason) {
-				t.Fatalf("resolved = %+v with reason %s", v.Resolved, v.Reason)
-			}
-			if v.Resolved != nil && (v.Resolved.SBAddress != tt.sb || v.Resolved.ClientSecretName != tt.secret) {
-				t.Errorf("resolved = %+v, want sb %s and secret %s", v.Resolved, tt.sb, tt.secret)
-			}
-			for _, s := range tt.msgHas {
-				if !strings.Contains(v.Message, s) {
-					t.Errorf("message %q lacks %q", v.Message, s)
-				}
-			}
-			for _, s := range tt.msgNo {
-				if strings.Contains(strings.ToLower(v.Message), s) {
-					t.Errorf("message %q names %q", v.Message, s)
-				}
-			}
+			checkVerdict(t, DecideChassis(testAgent("agent", tt.agentCluster), tt.chassis, tt.central), tt)
 		})
+	}
+}
+
+// checkVerdict compares a verdict with what its case wants.
+func checkVerdict(t *testing.T, v ChassisVerdict, tt chassisCase) {
+	t.Helper()
+	if v.Reason != tt.reason {
+		t.Fatalf("reason = %s (%s), want %s", v.Reason, v.Message, tt.reason)
+	}
+	if (v.Requeue > 0) != tt.polled {
+		t.Errorf("requeue = %s, polled want %v", v.Requeue, tt.polled)
+	}
+	if (v.Resolved != nil) != (tt.reason == neutronv1alpha1.ChassisResolvedReason) {
+		t.Fatalf("resolved = %+v with reason %s", v.Resolved, v.Reason)
+	}
+	if v.Resolved != nil && (v.Resolved.SBAddress != tt.sb || v.Resolved.ClientSecretName != tt.secret) {
+		t.Errorf("resolved = %+v, want sb %s and secret %s", v.Resolved, tt.sb, tt.secret)
+	}
+	for _, s := range tt.msgHas {
+		if !strings.Contains(v.Message, s) {
+			t.Errorf("message %q lacks %q", v.Message, s)
+		}
+	}
+	for _, s := range tt.msgNo {
+		if strings.Contains(strings.ToLower(v.Message), s) {
+			t.Errorf("message %q names %q", v.Message, s)
+		}
 	}
 }
 
