@@ -2,6 +2,7 @@ package podrunner
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"sync"
@@ -33,6 +34,9 @@ type nodeHandler struct {
 	// changed, if set, is called whenever the node's pods change, so that
 	// the NodePort forwarder looks again.
 	changed func()
+	// netns is the node's network namespace, nil when the node shares
+	// the host's network.
+	netns *nodeNetwork
 
 	mu       sync.Mutex
 	pods     map[string]*podRun
@@ -85,6 +89,31 @@ func (h *nodeHandler) endpoints() []endpoint {
 		r.mu.Unlock()
 	}
 	return out
+}
+
+// netnsName is the name of the node's network namespace, "" without one.
+func (h *nodeHandler) netnsName() string {
+	if h.netns == nil {
+		return ""
+	}
+	return h.netns.name
+}
+
+// start starts a container's program: the relays it asks for first, on a
+// node with a namespace of its own, then its BeforeStart, then the
+// process.
+func (h *nodeHandler) start(ctx context.Context, c prepared) (*process, error) {
+	if h.netns != nil && len(c.cmd.Relays) > 0 {
+		if err := h.netns.relay.ensure(ctx, c.cmd.Relays); err != nil {
+			return nil, err
+		}
+	}
+	if c.cmd.BeforeStart != nil {
+		if err := c.cmd.BeforeStart(logr.NewContext(ctx, h.log)); err != nil {
+			return nil, fmt.Errorf("before the start: %w", err)
+		}
+	}
+	return startProcess(c.cmd, c.env, c.dir, c.log)
 }
 
 // hostRoot is the directory the node's hostPaths live under.

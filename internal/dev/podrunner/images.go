@@ -1,6 +1,7 @@
 package podrunner
 
 import (
+	"context"
 	"path"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,15 @@ type Command struct {
 	// variables: where a program keeps its sockets and logs, say. Values
 	// are paths and names, never credentials, since the runner logs them.
 	Env map[string]string
+	// Relays are the TCP addresses, "host:port", the program dials. On a
+	// node with a network namespace of its own (Node.NetNS) the runner
+	// makes each reachable from inside it, at the same address, before
+	// the program starts; elsewhere they are ignored.
+	Relays []string
+	// BeforeStart, if set, runs before every start of the program, to
+	// clear host state an earlier run left behind. An error counts as a
+	// failed start, so the container is retried with backoff.
+	BeforeStart func(ctx context.Context) error
 }
 
 // Container is what a Mapping knows when it builds a Command: the container
@@ -54,6 +64,11 @@ type Container struct {
 	// PodIP is the address the pod reports: its own loopback address when a
 	// mapping of the pod asks for one (Mapping.OwnAddress), else HostIP.
 	PodIP string
+	// NetNS is the name of the node's network namespace, in /run/netns,
+	// when the node has one of its own (Node.NetNS), else empty. A
+	// mapping starts the programs that must share the node's network
+	// inside it.
+	NetNS string
 	// HostRoot is the directory under which the node's hostPaths live, for
 	// a program that expects a host path no mount provides.
 	HostRoot string

@@ -86,34 +86,82 @@ func buildOVSDBServer(c Container) (Command, error) {
 // no openvswitch module, and the dummy datapath needs no privilege yet
 // lets ovn-controller program its flows, so that Neutron sees the chassis
 // alive and binds ports to it. No packet reaches the host.
+//
+// On a node with a network namespace of its own it runs inside it with
+// the userspace datapath instead (apply-node asks for netdev bridges),
+// whose ports are real devices of that namespace that carry packets, as
+// the metadata agent's veths and a test instance's need. Without
+// --disable-system it would also probe the kernel datapath this kernel
+// lacks.
 func buildVswitchd(c Container) (Command, error) {
 	p := chassisPathsOf(c)
-	return Command{
+	args := []string{"unix:" + p.dbSock, "--enable-dummy=override", "--disable-system", "--disable-system-route"}
+	if c.NetNS != "" {
+		args = []string{"unix:" + p.dbSock, "--disable-system"}
+	}
+	cmd := Command{
 		Path: OVSVswitchdPath,
-		Args: []string{
-			"unix:" + p.dbSock,
-			"--enable-dummy=override", "--disable-system", "--disable-system-route",
+		Args: append(args,
 			// The default name, so that ovs-appctl -t ovs-vswitchd finds it.
-			"--pidfile=" + filepath.Join(p.ovsRun, "ovs-vswitchd.pid"),
-			"--log-file=" + filepath.Join(c.WorkDir, "ovs-vswitchd.log"),
-		},
+			"--pidfile="+filepath.Join(p.ovsRun, "ovs-vswitchd.pid"),
+			"--log-file="+filepath.Join(c.WorkDir, "ovs-vswitchd.log"),
+		),
 		Dirs: []string{p.ovsRun},
 		Env:  ovsRunEnv(p.ovsRun, p.ovnRun, c.WorkDir),
-	}, nil
+	}
+	return inNodeNetNS(c, cmd), nil
+}
+
+// inNodeNetNS runs cmd inside the node's network namespace when the node
+// has one. nsenter changes the network namespace only and execs the
+// program, which keeps its pid and process group; `ip netns exec` would
+// also give it a mount namespace of its own, which hides the namespaces
+// the metadata agent mounts under /run/netns from everyone else.
+func inNodeNetNS(c Container, cmd Command) Command {
+	if c.NetNS == "" {
+		return cmd
+	}
+	cmd.Args = append([]string{"--net=" + netnsPath(c.NetNS), cmd.Path}, cmd.Args...)
+	cmd.Path = NsenterPath
+	return cmd
+}
+
+// tcpAddresses returns the host:port of the ssl: and tcp: entries of an
+// OVN connection list, the ones a relay must carry into a namespace.
+func tcpAddresses(list string) []string {
+	var out []string
+	for _, entry := range strings.Split(list, ",") {
+		proto, rest, _ := strings.Cut(strings.TrimSpace(entry), ":")
+		if proto == "ssl" || proto == "tcp" {
+			out = append(out, rest)
+		}
+	}
+	return out
 }
 
 // buildOVNController runs ovn-controller against the node's OVS database
 // with the client TLS files. ovn-controller 23.03 has no --unixctl: its
 // control socket is ovn-controller.<pid>.ctl in OVN_RUNDIR, which is the
 // node's /run/ovn, where ovn-appctl -t ovn-controller finds it. OVS_RUNDIR
-// tells it where ovs-vswitchd keeps br-int.mgmt.
+// tells it where ovs-vswitchd keeps br-int.mgmt. On a node with a network
+// namespace of its own it runs there, beside ovs-vswitchd, and the
+// Southbound addresses of its OVN_REMOTE are relayed into it; apply-node
+// wrote the same translated list into the database it reads.
 func buildOVNController(c Container) (Command, error) {
 	p := chassisPathsOf(c)
 	key, cert, ca, err := tlsFiles(c)
 	if err != nil {
 		return Command{}, err
 	}
-	return Command{
+	var relays []string
+	if remote := c.Env["OVN_REMOTE"]; remote != "" && c.NetNS != "" {
+		translated, err := c.translate(remote)
+		if err != nil {
+			return Command{}, fmt.Errorf("OVN_REMOTE: %w", err)
+		}
+		relays = tcpAddresses(translated)
+	}
+	return inNodeNetNS(c, Command{
 		Path: OVNControllerPath,
 		Args: []string{
 			"unix:" + p.dbSock,
@@ -121,9 +169,10 @@ func buildOVNController(c Container) (Command, error) {
 			"--pidfile=" + filepath.Join(p.ovnRun, "ovn-controller.pid"),
 			"--log-file=" + filepath.Join(c.WorkDir, "ovn-controller.log"),
 		},
-		Dirs: []string{p.ovnRun},
-		Env:  ovsRunEnv(p.ovsRun, p.ovnRun, c.WorkDir),
-	}, nil
+		Dirs:   []string{p.ovnRun},
+		Env:    ovsRunEnv(p.ovsRun, p.ovnRun, c.WorkDir),
+		Relays: relays,
+	}), nil
 }
 
 // buildApplyNode writes the node's entry of the chassis's nodes ConfigMap,
@@ -135,7 +184,10 @@ func buildOVNController(c Container) (Command, error) {
 // Two values differ from a real node's. ovn-encap-ip is NodeEncapAddress
 // rather than NODE_IP, 127.0.0.1 on every runner node, because the
 // southbound database refuses two chassis with the same encapsulation type
-// and IP. ovn-bridge-datapath-type is dummy. ovn-remote is OVN_REMOTE with
+// and IP. ovn-bridge-datapath-type is dummy, or netdev on a node with a
+// network namespace of its own, where ovs-vswitchd runs the userspace
+// datapath; the relays then carry ovn-remote's addresses into that
+// namespace for ovn-controller. ovn-remote is OVN_REMOTE with
 // its member names and cluster IPs translated. LEAVING is not read: the
 // chassis-del Job removes a departing chassis.
 func buildApplyNode(c Container) (Command, error) {
@@ -163,7 +215,7 @@ func buildApplyNode(c Container) (Command, error) {
 		{"ovn-encap-type", cmp.Or(entry["ENCAP_TYPE"], "geneve")},
 		{"ovn-encap-ip", NodeEncapAddress(node)},
 		{"ovn-remote-probe-interval", fmt.Sprint(probe)},
-		{"ovn-bridge-datapath-type", "dummy"},
+		{"ovn-bridge-datapath-type", datapathType(c)},
 	}
 	var removed []string
 	if m := entry["BRIDGE_MAPPINGS"]; m != "" {
@@ -186,7 +238,20 @@ func buildApplyNode(c Container) (Command, error) {
 	for _, bridge := range mappedBridges(entry["BRIDGE_MAPPINGS"]) {
 		args = append(args, "--", "--may-exist", "add-br", bridge)
 	}
-	return Command{Path: OVSVsctlPath, Args: args, Env: ovsRunEnv(p.ovsRun, p.ovnRun, c.WorkDir)}, nil
+	cmd := Command{Path: OVSVsctlPath, Args: args, Env: ovsRunEnv(p.ovsRun, p.ovnRun, c.WorkDir)}
+	if c.NetNS != "" {
+		cmd.Relays = tcpAddresses(remote)
+	}
+	return cmd, nil
+}
+
+// datapathType is the datapath of the node's bridges: netdev where
+// ovs-vswitchd runs in the node's own namespace, else dummy.
+func datapathType(c Container) string {
+	if c.NetNS != "" {
+		return "netdev"
+	}
+	return "dummy"
 }
 
 // readNodeEntry reads a node's KEY=value entry from the nodes ConfigMap.

@@ -364,7 +364,7 @@ func (r *podRun) prepareContainer(p plan, vols map[string]volume) (prepared, err
 	}
 	cmd, err := p.mapping.Build(Container{
 		Pod: r.spec, Spec: p.spec, NodeName: r.h.node, Mounts: mounts, WorkDir: workDir, Env: plain,
-		PodIP: r.podIP, HostRoot: r.h.hostRoot(), Resolve: resolver{ctx: r.ctx, src: r.h.cluster}.resolve,
+		PodIP: r.podIP, HostRoot: r.h.hostRoot(), NetNS: r.h.netnsName(), Resolve: resolver{ctx: r.ctx, src: r.h.cluster}.resolve,
 	})
 	if err != nil {
 		return prepared{}, fmt.Errorf("mapping %s: %w", p.mapping.Name, err)
@@ -486,7 +486,7 @@ func (r *podRun) runOnce(ctx context.Context, p plan, onStart func()) (int32, ti
 	if ctx.Err() != nil {
 		return 0, 0, true
 	}
-	proc, err := startProcess(c.cmd, c.env, c.dir, c.log)
+	proc, err := r.h.start(ctx, c)
 	if err != nil {
 		// Errors of exec name the program, which is no secret.
 		r.log.Error(err, "cannot start the container's program", "container", p.spec.Name, "program", c.cmd.Path)

@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
+	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -24,7 +23,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/retry"
 
 	vklog "github.com/virtual-kubelet/virtual-kubelet/log"
 )
@@ -50,6 +48,15 @@ type Node struct {
 	// Labels are set on the node besides kubernetes.io/hostname, os and
 	// arch; a zone goes here as corev1.LabelTopologyZone.
 	Labels map[string]string
+	// NetNS gives the node a network namespace of its own
+	// (NodeNetNSName), made when the runner starts and deleted when it
+	// stops. Its chassis's ovs-vswitchd runs inside with the userspace
+	// (netdev) datapath, which moves real packets, instead of the dummy
+	// one, and so do ovn-controller and the OVN metadata agent, which
+	// needs it. It takes root. The runner must know before the chassis's
+	// ovs-vswitchd starts, so it is an option rather than something read
+	// from the pods.
+	NetNS bool
 }
 
 // Options configure a Runner.
@@ -119,6 +126,11 @@ func New(opts Options) (*Runner, error) {
 		}
 		seen[n.Name] = true
 	}
+	for _, n := range opts.Nodes {
+		if n.NetNS && os.Geteuid() != 0 {
+			return nil, fmt.Errorf("node %s: a network namespace of its own needs root", n.Name)
+		}
+	}
 	if opts.Images == nil {
 		opts.Images = DefaultImageMap()
 	}
@@ -141,6 +153,25 @@ func (r *Runner) NodeDir(node string) string {
 // "containers", and one log file per container under "logs".
 func (r *Runner) PodDir(pod *corev1.Pod) string {
 	return filepath.Join(r.NodeDir(pod.Spec.NodeName), podsDirName, podDirName(pod))
+}
+
+// NodeNetNS returns the name of a node's network namespace, in /run/netns,
+// or "" when the node shares the host's network.
+func (r *Runner) NodeNetNS(node string) string {
+	for _, n := range r.opts.Nodes {
+		if n.Name == node && n.NetNS {
+			return NodeNetNSName(r.opts.StateDir, node)
+		}
+	}
+	return ""
+}
+
+// NodeOVSDBSocket returns the unix socket of the node's OVS database, the
+// chassis's /run/openvswitch/db.sock; it exists while the chassis's
+// ovsdb-server runs. A socket crosses network namespaces, so it is how a
+// test plugs an interface into the node's br-int.
+func (r *Runner) NodeOVSDBSocket(node string) string {
+	return filepath.Join(hostPathDir(filepath.Join(r.NodeDir(node), hostPathsDirName), ovsRunDir), "db.sock")
 }
 
 // ContainerDir returns the work directory of a container of a pod, where
@@ -209,6 +240,15 @@ func (r *Runner) Start(ctx context.Context) error {
 			h.changed = r.forwarder.trigger
 		}
 		r.handlers = append(r.handlers, h)
+		if n.NetNS {
+			if h.netns, err = createNodeNetwork(ctx, r.NodeNetNS(n.Name), h.log); err != nil {
+				err = fmt.Errorf("node %s: %w", n.Name, err)
+				cancel()
+				close(r.forwarded)
+				r.finish(all, events, err)
+				return err
+			}
+		}
 		c, err := r.controllersFor(ctx, client, events, unused, n, h)
 		if err != nil {
 			cancel()
@@ -404,6 +444,12 @@ func (r *Runner) finish(all []controllers, events record.EventBroadcaster, err e
 	}
 	for _, h := range r.handlers {
 		h.running.Wait()
+		// Only now: the processes that ran in it are gone.
+		if h.netns != nil {
+			if nerr := h.netns.close(context.Background()); nerr != nil {
+				r.opts.Logger.Error(nerr, "cannot delete the node's network namespace", "node", h.node, "netns", h.netns.name)
+			}
+		}
 	}
 	<-r.forwarded
 	events.Shutdown()
@@ -421,73 +467,3 @@ func (r *Runner) Wait() error {
 
 // Done is closed when the runner has stopped.
 func (r *Runner) Done() <-chan struct{} { return r.done }
-
-// clearStartupTaint removes the node.kubernetes.io/not-ready taint that the
-// API server's TaintNodesByCondition admission puts on every new node. A
-// controller manager lifts it once the node reports Ready; test clusters
-// often run none, and the runner's nodes are Ready from the start, so the
-// runner lifts it itself. A controller manager that does run puts it back
-// only if the node stops being Ready.
-func clearStartupTaint(ctx context.Context, client kubernetes.Interface, name string) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		kept := node.Spec.Taints[:0]
-		for _, t := range node.Spec.Taints {
-			if t.Key != corev1.TaintNodeNotReady {
-				kept = append(kept, t)
-			}
-		}
-		if len(kept) == len(node.Spec.Taints) {
-			return nil
-		}
-		node.Spec.Taints = kept
-		_, err = client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
-		return err
-	})
-}
-
-// nodeObject is the Node a runner registers: Ready, untainted, with room for
-// anything the tests schedule, and reachable on the loopback address.
-func nodeObject(n Node) *corev1.Node {
-	labels := map[string]string{
-		corev1.LabelHostname:   n.Name,
-		corev1.LabelOSStable:   "linux",
-		corev1.LabelArchStable: runtime.GOARCH,
-	}
-	maps.Copy(labels, n.Labels)
-	// The hostname label identifies the node to DaemonSets and topology
-	// spreading; a caller's label must not contradict the name.
-	labels[corev1.LabelHostname] = n.Name
-	now := metav1.Now()
-	cond := func(t corev1.NodeConditionType, s corev1.ConditionStatus, reason, message string) corev1.NodeCondition {
-		return corev1.NodeCondition{Type: t, Status: s, Reason: reason, Message: message, LastHeartbeatTime: now, LastTransitionTime: now}
-	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels},
-		Spec:       corev1.NodeSpec{},
-		Status: corev1.NodeStatus{
-			Phase:       corev1.NodeRunning,
-			Capacity:    nodeCapacity.DeepCopy(),
-			Allocatable: nodeCapacity.DeepCopy(),
-			Conditions: []corev1.NodeCondition{
-				cond(corev1.NodeReady, corev1.ConditionTrue, reasonKubeletReady, "anvil-podrunner is running the node"),
-				cond(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", ""),
-				cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", ""),
-				cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", ""),
-				cond(corev1.NodeNetworkUnavailable, corev1.ConditionFalse, "RouteCreated", ""),
-			},
-			Addresses: []corev1.NodeAddress{
-				{Type: corev1.NodeInternalIP, Address: HostIP},
-				{Type: corev1.NodeHostName, Address: n.Name},
-			},
-			NodeInfo: corev1.NodeSystemInfo{
-				OperatingSystem: "linux",
-				Architecture:    runtime.GOARCH,
-				KubeletVersion:  kubeletVersion,
-			},
-		},
-	}
-}

@@ -1,0 +1,232 @@
+package podrunner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"github.com/go-logr/logr"
+	"golang.org/x/sys/unix"
+)
+
+// netnsRelay makes TCP servers of the host reachable from inside a node's
+// network namespace at the very address they have on the host. Loopback
+// TCP does not cross namespaces, and the programs inside dial what the
+// contract gives them (the Southbound database, Nova's metadata API),
+// often on 127.0.0.1. For each such address the relay listens inside the
+// namespace and forwards every connection, bytes untouched, to the same
+// address on the host; TLS passes through, and no address in any
+// configuration needs rewriting. It is the choice over a veth to the host
+// with a route: that would need addresses of the host's, a route and NAT
+// to reach servers bound to the host's loopback, which the kernel drops as
+// martians coming from another interface.
+type netnsRelay struct {
+	name string
+	log  logr.Logger
+
+	mu        sync.Mutex
+	listeners map[string]net.Listener
+	conns     map[net.Conn]struct{}
+	closed    bool
+	wg        sync.WaitGroup
+}
+
+// newNetnsRelay returns a relay into the named namespace.
+func newNetnsRelay(name string, log logr.Logger) *netnsRelay {
+	return &netnsRelay{name: name, log: log, listeners: map[string]net.Listener{}, conns: map[net.Conn]struct{}{}}
+}
+
+// ensure relays each "host:port" that is not relayed yet. A host name is
+// resolved on the host, as a program inside would resolve it through the
+// host's files; an address that is not loopback is added to the
+// namespace's loopback first, so that it can be bound there.
+func (r *netnsRelay) ensure(ctx context.Context, addrs []string) error {
+	var errs []error
+	for _, addr := range addrs {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("relay address %q: %w", addr, err))
+			continue
+		}
+		ips, err := net.DefaultResolver.LookupHost(ctx, host)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("relay address %q: %w", addr, err))
+			continue
+		}
+		for _, ip := range ips {
+			if err := r.ensureOne(ctx, net.JoinHostPort(ip, port)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ensureOne relays one address.
+func (r *netnsRelay) ensureOne(ctx context.Context, addr string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return errors.New("the node's network namespace is going away")
+	}
+	if _, ok := r.listeners[addr]; ok {
+		return nil
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() {
+		bits := 32
+		if ip.To4() == nil {
+			bits = 128
+		}
+		_, err := runIP(ctx, "-n", r.name, "addr", "replace", host+"/"+strconv.Itoa(bits), "dev", "lo")
+		if err != nil {
+			return err
+		}
+	}
+	ln, err := listenInNamespace(netnsPath(r.name), addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s in %s: %w", addr, r.name, err)
+	}
+	r.listeners[addr] = ln
+	r.log.Info("relaying a host address into the node's network namespace", "address", addr, "netns", r.name)
+	r.wg.Add(1)
+	go r.accept(ln, addr)
+	return nil
+}
+
+// listenInNamespace opens a TCP listener inside the namespace at path. The
+// socket is made by a thread that has entered the namespace; it stays in
+// that namespace whatever thread accepts on it later. The thread goes
+// back to the host's namespace; if it cannot, it stays locked, so that the
+// runtime retires it rather than run other goroutines in the wrong
+// namespace.
+func listenInNamespace(path, addr string) (net.Listener, error) {
+	type result struct {
+		ln  net.Listener
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		host, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- result{err: err}
+			return
+		}
+		defer host.Close()
+		target, err := os.Open(path)
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- result{err: err}
+			return
+		}
+		defer target.Close()
+		if err := setns(target); err != nil {
+			runtime.UnlockOSThread()
+			done <- result{err: err}
+			return
+		}
+		ln, lerr := net.Listen("tcp", addr)
+		if err := setns(host); err != nil {
+			// Locked for good: the goroutine ends and the thread with it.
+			if ln != nil {
+				_ = ln.Close()
+			}
+			done <- result{err: fmt.Errorf("returning to the host's network namespace: %w", err)}
+			return
+		}
+		runtime.UnlockOSThread()
+		done <- result{ln: ln, err: lerr}
+	}()
+	res := <-done
+	return res.ln, res.err
+}
+
+// setns moves the calling thread into the network namespace of f.
+func setns(f *os.File) error {
+	return unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
+}
+
+// accept serves one listener until it is closed.
+func (r *netnsRelay) accept(ln net.Listener, addr string) {
+	defer r.wg.Done()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		if !r.track(conn) {
+			_ = conn.Close()
+			return
+		}
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			defer r.untrack(conn)
+			r.forward(conn, addr)
+		}()
+	}
+}
+
+// forward connects a client inside the namespace to the same address on
+// the host. Goroutines that are not locked to a thread run in the host's
+// namespace, so a plain dial reaches the host's server.
+func (r *netnsRelay) forward(client net.Conn, addr string) {
+	server, err := net.DialTimeout("tcp", addr, nodePortDialTimeout)
+	if err != nil {
+		r.log.V(1).Info("cannot reach a relayed address on the host", "address", addr, "error", err.Error())
+		return
+	}
+	if !r.track(server) {
+		_ = server.Close()
+		return
+	}
+	defer r.untrack(server)
+	var both sync.WaitGroup
+	both.Add(2)
+	go func() { defer both.Done(); pipe(server, client) }()
+	go func() { defer both.Done(); pipe(client, server) }()
+	both.Wait()
+}
+
+// track records an open connection so that close can end it; it reports
+// false once the relay is closing.
+func (r *netnsRelay) track(c net.Conn) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
+	r.conns[c] = struct{}{}
+	return true
+}
+
+// untrack closes and forgets a connection.
+func (r *netnsRelay) untrack(c net.Conn) {
+	_ = c.Close()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.conns, c)
+}
+
+// close ends every listener and connection and waits for their
+// goroutines.
+func (r *netnsRelay) close() {
+	r.mu.Lock()
+	r.closed = true
+	for addr, ln := range r.listeners {
+		_ = ln.Close()
+		delete(r.listeners, addr)
+	}
+	for c := range r.conns {
+		_ = c.Close()
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
+}
