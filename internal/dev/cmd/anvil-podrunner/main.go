@@ -14,6 +14,10 @@
 // --forward-node-ports it listens on 127.0.0.1 at the node port of every
 // NodePort Service that selects one of its process pods and forwards to
 // the pod, as kube-proxy would; turn it on for one runner per cluster.
+// With --metadata-agent-nodes a,b those nodes get a network namespace of
+// their own, where their chassis runs the userspace datapath, and the
+// runner runs the OVN metadata agent's pods as Debian's agent; that needs
+// root.
 package main
 
 import (
@@ -51,6 +55,9 @@ type config struct {
 	novaControlPlane bool
 	// ovn runs OVN's pods rather than simulating them.
 	ovn bool
+	// metadataAgentNodes get a network namespace of their own and run the
+	// OVN metadata agent's pods.
+	metadataAgentNodes []string
 	// forwardNodePorts serves NodePorts of the runner's pods.
 	forwardNodePorts bool
 	// provisionVolumes binds the cluster's claims to hostPath volumes.
@@ -60,10 +67,13 @@ type config struct {
 // images returns the ImageMap the configuration asks for; nil means the
 // runner's default.
 func (c config) images() podrunner.ImageMap {
-	if !c.novaControlPlane && !c.ovn {
+	if !c.novaControlPlane && !c.ovn && len(c.metadataAgentNodes) == 0 {
 		return nil
 	}
 	var m podrunner.ImageMap
+	if len(c.metadataAgentNodes) > 0 {
+		m = append(m, podrunner.OVNMetadataAgentMappings()...)
+	}
 	if c.novaControlPlane {
 		m = append(m, podrunner.NovaControlPlaneMappings()...)
 	}
@@ -165,6 +175,14 @@ func parseFlags(fs *flag.FlagSet, args []string) (config, error) {
 	})
 	fs.BoolVar(&cfg.novaControlPlane, "run-nova-control-plane", false, "run the pods of Nova's control plane (api, metadata, conductor, scheduler, novncproxy) as this host's Debian Nova programs instead of simulating them")
 	fs.BoolVar(&cfg.ovn, "run-ovn", false, "run the pods of OVN centrals and chassis (database members, northd, ovsdb-server, ovs-vswitchd with the dummy datapath, ovn-controller) as this host's Debian OVS and OVN programs instead of simulating them")
+	fs.Func("metadata-agent-nodes", "nodes, separated by commas, that get a network namespace of their own, where their chassis's ovs-vswitchd runs the userspace datapath, and run the OVN metadata agent's pods as Debian's agent; needs root", func(v string) error {
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				cfg.metadataAgentNodes = append(cfg.metadataAgentNodes, name)
+			}
+		}
+		return nil
+	})
 	fs.BoolVar(&cfg.provisionVolumes, "provision-volumes", false, "install the default StorageClass "+provisioner.StorageClassName+" and bind every claim of it to a hostPath volume, since the cluster has no storage driver; one runner per cluster")
 	fs.BoolVar(&cfg.forwardNodePorts, "forward-node-ports", false, "listen on 127.0.0.1 at the node port of every NodePort Service that selects a pod this runner runs as a process, and forward to the pod, as kube-proxy would; one runner per host and cluster")
 	if err := fs.Parse(args); err != nil {
@@ -180,6 +198,9 @@ func parseFlags(fs *flag.FlagSet, args []string) (config, error) {
 	cfg.nodes = append(listed, nodes.nodes...)
 	if len(cfg.nodes) == 0 {
 		return config{}, errors.New("no nodes: give --nodes or --node")
+	}
+	if err := markNetNSNodes(cfg.nodes, cfg.metadataAgentNodes); err != nil {
+		return config{}, err
 	}
 	if cfg.stateDir == "" {
 		return config{}, errors.New("--state-dir is required")
@@ -206,6 +227,24 @@ func parseNodes(s string) ([]podrunner.Node, error) {
 		out = append(out, newNode(name, zone))
 	}
 	return out, nil
+}
+
+// markNetNSNodes gives the named nodes a network namespace of their own;
+// a name that is not a node is refused, since it would silently run no
+// agent.
+func markNetNSNodes(nodes []podrunner.Node, names []string) error {
+	for _, name := range names {
+		found := false
+		for i := range nodes {
+			if nodes[i].Name == name {
+				nodes[i].NetNS, found = true, true
+			}
+		}
+		if !found {
+			return fmt.Errorf("--metadata-agent-nodes: %s is not one of the nodes", name)
+		}
+	}
+	return nil
 }
 
 // nodeFlags collects --node and --zone in command-line order.

@@ -156,3 +156,22 @@ func TestRunOVN(t *testing.T) {
 		}
 	}
 }
+
+func TestParseFlagsMetadataAgentNodes(t *testing.T) {
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	cfg, err := parseFlags(fs, []string{"--kubeconfig=k", "--state-dir=s", "--nodes=a,b", "--metadata-agent-nodes", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.nodes[0].NetNS || !cfg.nodes[1].NetNS {
+		t.Errorf("nodes = %+v; want only b with a namespace", cfg.nodes)
+	}
+	if m, ok := cfg.images().Lookup(&corev1.Container{Name: "metadata-agent"}); !ok || m.Name != "neutron-ovn-metadata-agent" {
+		t.Errorf("the agent's container maps to %q, %v", m.Name, ok)
+	}
+	fs = flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if _, err := parseFlags(fs, []string{"--kubeconfig=k", "--state-dir=s", "--nodes=a", "--metadata-agent-nodes=c"}); err == nil {
+		t.Error("an unknown node is accepted")
+	}
+}
