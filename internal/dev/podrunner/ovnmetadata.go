@@ -34,6 +34,13 @@ const (
 	defaultNovaMetadataPort = 8775
 )
 
+// agentHostPrograms are what the agent runs besides itself and the
+// chassis's tools: haproxy in each network's namespace, and iptables-save,
+// without which it dies at its first provisioning. Neither is a dependency
+// of Debian's neutron-common. A variable so that tests can pretend either
+// way.
+var agentHostPrograms = []string{"/usr/sbin/haproxy", "/usr/sbin/iptables-save"}
+
 // OVNMetadataAgentMappings returns the mappings of a NeutronMetadataAgent's
 // pods: the init wait-for-chassis, as a loop of ovs-vsctl and ovn-sbctl,
 // and the agent, as Debian's neutron-ovn-metadata-agent run as root in the
@@ -113,6 +120,13 @@ func buildWaitForChassis(c Container) (Command, error) {
 func buildMetadataAgent(c Container) (Command, error) {
 	if c.NetNS == "" {
 		return Command{}, fmt.Errorf("node %s has no network namespace of its own, which the OVN metadata agent needs (podrunner.Node.NetNS)", c.NodeName)
+	}
+	for _, p := range agentHostPrograms {
+		// Said before the start, rather than in a traceback at the first
+		// port the agent provisions.
+		if _, err := os.Stat(p); err != nil {
+			return Command{}, fmt.Errorf("the agent needs %s, which is not installed (make deps installs it)", p)
+		}
 	}
 	args, _ := invocation(ExpandArgs(c.Spec, c.Env), metadataAgentProgram)
 	files, rest, err := agentConfigFiles(c, args)

@@ -40,6 +40,9 @@ lock_path = /var/lib/neutron/lock
 // with a namespace of its own, with the ini written into its mount.
 func agentFixture(t *testing.T) Container {
 	t.Helper()
+	old := agentHostPrograms
+	t.Cleanup(func() { agentHostPrograms = old })
+	agentHostPrograms = nil
 	c := ovnFixture(t, "agent-x", corev1.Container{
 		Name: "metadata-agent", Command: []string{"neutron-ovn-metadata-agent", "--config-file", "/etc/neutron/neutron_ovn_metadata_agent.ini"},
 	}, nil)
@@ -171,6 +174,11 @@ func TestMetadataAgentErrors(t *testing.T) {
 		t.Errorf("on a node without a namespace: err = %v", err)
 	}
 	c = agentFixture(t)
+	agentHostPrograms = []string{filepath.Join(t.TempDir(), "haproxy")}
+	if _, err := buildMetadataAgent(c); err == nil || !strings.Contains(err.Error(), "haproxy, which is not installed") {
+		t.Errorf("without haproxy: err = %v", err)
+	}
+	agentHostPrograms = nil
 	c.Spec = &corev1.Container{Name: "metadata-agent", Command: []string{"neutron-ovn-metadata-agent", "--config-file", "/etc/neutron/elsewhere.ini"}}
 	if _, err := buildMetadataAgent(c); err == nil || !strings.Contains(err.Error(), "reading elsewhere.ini") {
 		t.Errorf("with a missing file: err = %v", err)
@@ -198,6 +206,9 @@ func TestMetadataAgentSecretOnlyInEnv(t *testing.T) {
 		},
 		configMaps: map[string]*corev1.ConfigMap{"ns/agent-config": {Data: map[string]string{"neutron_ovn_metadata_agent.ini": testAgentINI}}},
 	}
+	old := agentHostPrograms
+	t.Cleanup(func() { agentHostPrograms = old })
+	agentHostPrograms = nil
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h := newNodeHandler(ctx, "node-1", t.TempDir(), OVNMetadataAgentMappings(), objs, nil, logr.Discard())
