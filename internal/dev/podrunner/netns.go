@@ -139,6 +139,9 @@ func deleteNamespace(ctx context.Context, name string, log logr.Logger) error {
 	if err := os.RemoveAll(shortRunDir(name)); err != nil {
 		errs = append(errs, err)
 	}
+	// The root goes too once no runner has a namespace left; one that
+	// still has fails the removal, which is fine.
+	_ = os.Remove(shortRunRoot)
 	if len(errs) == 0 {
 		log.Info("deleted the node's network namespace", "netns", name)
 	}
