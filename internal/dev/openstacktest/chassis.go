@@ -54,6 +54,24 @@ func (c *Cloud) ovnTarget(tb testing.TB) (nb, sb string, tls []string) {
 	}
 }
 
+// NeutronOVN returns the OVN central Neutron uses: its Northbound and
+// Southbound addresses and the directory of a client certificate the
+// central accepts, as tls.crt, tls.key and ca.crt, for a chassis a test
+// runs through the pod runner.
+func (c *Cloud) NeutronOVN(tb testing.TB) (nb, sb, tlsDir string) {
+	tb.Helper()
+	nb, sb, _ = c.ovnTarget(tb)
+	return nb, sb, c.Endpoints[neutronOVNTLSDir]
+}
+
+// DeleteAgentsAtEnd deletes Neutron's agents on host when the test ends,
+// which removes their Chassis and Chassis_Private records too. Register it
+// before whatever runs the chassis, so that it runs after the chassis has
+// stopped: a live ovn-controller would register again.
+func (c *Cloud) DeleteAgentsAtEnd(tb testing.TB, host string) {
+	tb.Cleanup(func() { c.deleteAgents(tb, host) })
+}
+
 // OVNNorthbound runs ovn-nbctl with args against the Northbound database
 // Neutron uses and returns its output. Tests only read it: Neutron's
 // maintenance task would flag, and its start would remove, objects it did
