@@ -35,6 +35,16 @@
 // They read the contract's container names, env and mounts and do not run
 // the images' scripts.
 //
+// A node with Node.NetNS (anvil-podrunner --metadata-agent-nodes) gets a
+// network namespace of its own, NodeNetNSName, for as long as the runner
+// runs: its chassis's ovs-vswitchd runs there with the userspace datapath,
+// which moves real packets, and ovn-controller beside it. The runner
+// relays the TCP addresses those programs dial (Command.Relays) from
+// inside the namespace to the same addresses on the host.
+// OVNMetadataAgentMappings run a NeutronMetadataAgent's pods on such a
+// node: wait-for-chassis, and Debian's neutron-ovn-metadata-agent as root
+// in the namespace, with the shared secret only in its environment.
+//
 // A pod on the host network, and any pod whose mappings do not ask
 // otherwise, reports 127.0.0.1 as its IP. A mapping with OwnAddress, the
 // central member's, gives its pod a loopback address of its own,
@@ -65,6 +75,7 @@
 //	<state>/<node>/pods/<ns>_<pod>_<uid>/containers/ one work directory per container
 //	<state>/<node>/pods/<ns>_<pod>_<uid>/logs/       one log file per container
 //
-// Every process shares the host's network; nodes report 127.0.0.1, and so
-// do pods unless they have an address of their own.
+// Every process shares the host's network, except those a mapping starts
+// in its node's own namespace; nodes report 127.0.0.1, and so do pods
+// unless they have an address of their own.
 package podrunner
