@@ -17,7 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/anvil/anvil/internal/dev/localcloud"
+	"github.com/anvil/anvil/internal/dev/podrunner"
 	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/dev/vmtest"
 	"github.com/anvil/anvil/internal/kubeconfig"
 )
 
@@ -56,6 +58,13 @@ func (s *Stack) podRunnerArgs(cluster string) []string {
 	}
 	// OVN centrals and chassis run as the Debian programs everywhere.
 	args = append(args, "--run-ovn")
+	if cluster == metadataAgentCluster() && os.Geteuid() == 0 {
+		// One node runs step 5's agent for real. The agent names its
+		// network namespaces after the networks, host-wide, so two
+		// agents of one host would fight over them; one node has it.
+		args = append(args, "--metadata-agent-nodes="+MetadataAgentNode(),
+			"--host-alias="+MetadataHostname+"=127.0.0.1")
+	}
 	if cluster == ManagementCluster {
 		// The Nova's conductor, scheduler, API and metadata pods run as
 		// the Debian programs, so the devstack's Nova is the one Anvil runs.
@@ -64,6 +73,25 @@ func (s *Stack) podRunnerArgs(cluster string) []string {
 		args = append(args, "--run-nova-control-plane", "--provision-volumes", "--forward-node-ports")
 	}
 	return args
+}
+
+// MetadataAgentNode is the devstack's node whose chassis runs the
+// userspace datapath in a network namespace of its own and which runs the
+// OVN metadata agent's pods as Debian's agent: the first node of the first
+// compute cluster, where the guide's pool runs too. It takes root; as
+// another user the node keeps the dummy datapath and the agent's pod
+// waits. Its runner resolves MetadataHostname to the Gateway's address
+// inside the namespace, since nip.io names do not resolve offline.
+func MetadataAgentNode() string { return NodeName(metadataAgentCluster(), 1) }
+
+// metadataAgentCluster is the compute cluster of MetadataAgentNode.
+func metadataAgentCluster() string { return testenv.ComputeClusterName(0) }
+
+// NodeHost is how a test instance reaches a node's chassis: the network
+// namespace and the OVS database socket the node's pod runner made.
+func (s *Stack) NodeHost(cluster, node string) vmtest.Host {
+	stateDir := filepath.Join(s.dir, "podrunner", cluster)
+	return vmtest.Host{NetNS: podrunner.NodeNetNSName(stateDir, node), OVSDBSocket: podrunner.NodeOVSDBSocketPath(stateDir, node)}
 }
 
 // clusterKubeconfigPath is a kubeconfig with only one cluster's context.

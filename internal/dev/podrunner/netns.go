@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,6 +69,8 @@ type nodeNetwork struct {
 	name  string
 	log   logr.Logger
 	relay *netnsRelay
+	// dns answers the runner's host aliases inside; nil without any.
+	dns *nodeDNS
 }
 
 // runIP runs ip with args and returns its combined output.
@@ -92,7 +95,7 @@ func runTimed(ctx context.Context, program string, args ...string) (string, erro
 // namespace of that name left by a runner of the same state directory that
 // died is removed first, with what its agent left, since nothing in it can
 // be trusted to match the new run.
-func createNodeNetwork(ctx context.Context, name string, log logr.Logger) (*nodeNetwork, error) {
+func createNodeNetwork(ctx context.Context, name string, aliases HostAliases, log logr.Logger) (*nodeNetwork, error) {
 	if _, err := os.Stat(netnsPath(name)); err == nil {
 		log.Info("removing a network namespace an earlier run left", "netns", name)
 		if err := deleteNamespace(ctx, name, log); err != nil {
@@ -111,14 +114,37 @@ func createNodeNetwork(ctx context.Context, name string, log logr.Logger) (*node
 		_, _ = runIP(context.WithoutCancel(ctx), "netns", "delete", name)
 		return nil, err
 	}
+	n := &nodeNetwork{name: name, log: log, relay: newNetnsRelay(name, aliases, log)}
+	if len(aliases) > 0 {
+		var err error
+		if n.dns, err = startNodeDNS(name, hostNameservers(), aliases, log, func(ip netip.Addr) error {
+			return addLoopbackAddress(ctx, name, ip)
+		}); err != nil {
+			_ = deleteNamespace(context.WithoutCancel(ctx), name, log)
+			return nil, err
+		}
+	}
 	log.Info("made a network namespace for the node", "netns", name)
-	return &nodeNetwork{name: name, log: log, relay: newNetnsRelay(name, log)}, nil
+	return n, nil
 }
 
-// close stops the relays and deletes the namespace with everything the
-// node's programs left in it; the pods' processes have stopped by then.
+// hostNameservers are the nameservers the host's resolver configuration
+// names, which the programs in a node's namespace query too.
+func hostNameservers() []netip.Addr {
+	data, err := os.ReadFile(resolvConfPath)
+	if err != nil {
+		// No file: glibc queries 127.0.0.1, and so does the namespace.
+		data = nil
+	}
+	return resolvConfNameservers(data)
+}
+
+// close stops the relays and the responder and deletes the namespace
+// with everything the node's programs left in it; the pods' processes
+// have stopped by then.
 func (n *nodeNetwork) close(ctx context.Context) error {
 	n.relay.close()
+	n.dns.close()
 	return deleteNamespace(ctx, n.name, n.log)
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"strconv"
@@ -26,8 +28,9 @@ import (
 // to reach servers bound to the host's loopback, which the kernel drops as
 // martians coming from another interface.
 type netnsRelay struct {
-	name string
-	log  logr.Logger
+	name    string
+	log     logr.Logger
+	aliases HostAliases
 
 	mu        sync.Mutex
 	listeners map[string]net.Listener
@@ -37,13 +40,14 @@ type netnsRelay struct {
 }
 
 // newNetnsRelay returns a relay into the named namespace.
-func newNetnsRelay(name string, log logr.Logger) *netnsRelay {
-	return &netnsRelay{name: name, log: log, listeners: map[string]net.Listener{}, conns: map[net.Conn]struct{}{}}
+func newNetnsRelay(name string, aliases HostAliases, log logr.Logger) *netnsRelay {
+	return &netnsRelay{name: name, log: log, aliases: aliases, listeners: map[string]net.Listener{}, conns: map[net.Conn]struct{}{}}
 }
 
 // ensure relays each "host:port" that is not relayed yet. A host name is
-// resolved on the host, as a program inside would resolve it through the
-// host's files; an address that is not loopback is added to the
+// one of the runner's aliases, which the programs inside resolve through
+// the node's responder, or is resolved on the host, as a program inside
+// would resolve it through the host's files; an address that is not loopback is added to the
 // namespace's loopback first, so that it can be bound there.
 func (r *netnsRelay) ensure(ctx context.Context, addrs []string) error {
 	var errs []error
@@ -53,7 +57,7 @@ func (r *netnsRelay) ensure(ctx context.Context, addrs []string) error {
 			errs = append(errs, fmt.Errorf("relay address %q: %w", addr, err))
 			continue
 		}
-		ips, err := net.DefaultResolver.LookupHost(ctx, host)
+		ips, err := r.lookup(ctx, host)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("relay address %q: %w", addr, err))
 			continue
@@ -67,6 +71,26 @@ func (r *netnsRelay) ensure(ctx context.Context, addrs []string) error {
 	return errors.Join(errs...)
 }
 
+// lookup resolves a relayed host: an alias to its address, any other
+// name through the host's resolver.
+func (r *netnsRelay) lookup(ctx context.Context, host string) ([]string, error) {
+	if ip, ok := r.aliases.lookup(host); ok {
+		return []string{ip.String()}, nil
+	}
+	return net.DefaultResolver.LookupHost(ctx, host)
+}
+
+// addLoopbackAddress adds ip to the loopback of the named namespace, so
+// that a server can be bound there on an address the programs inside dial.
+func addLoopbackAddress(ctx context.Context, namespace string, ip netip.Addr) error {
+	bits := 32
+	if ip.Is6() {
+		bits = 128
+	}
+	_, err := runIP(ctx, "-n", namespace, "addr", "replace", ip.String()+"/"+strconv.Itoa(bits), "dev", "lo")
+	return err
+}
+
 // ensureOne relays one address.
 func (r *netnsRelay) ensureOne(ctx context.Context, addr string) error {
 	r.mu.Lock()
@@ -78,13 +102,8 @@ func (r *netnsRelay) ensureOne(ctx context.Context, addr string) error {
 		return nil
 	}
 	host, _, _ := net.SplitHostPort(addr)
-	if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() {
-		bits := 32
-		if ip.To4() == nil {
-			bits = 128
-		}
-		_, err := runIP(ctx, "-n", r.name, "addr", "replace", host+"/"+strconv.Itoa(bits), "dev", "lo")
-		if err != nil {
+	if ip, err := netip.ParseAddr(host); err == nil && !ip.IsLoopback() {
+		if err := addLoopbackAddress(ctx, r.name, ip); err != nil {
 			return err
 		}
 	}
@@ -99,15 +118,32 @@ func (r *netnsRelay) ensureOne(ctx context.Context, addr string) error {
 	return nil
 }
 
-// listenInNamespace opens a TCP listener inside the namespace at path. The
-// socket is made by a thread that has entered the namespace; it stays in
-// that namespace whatever thread accepts on it later. The thread goes
-// back to the host's namespace; if it cannot, it stays locked, so that the
-// runtime retires it rather than run other goroutines in the wrong
-// namespace.
+// listenInNamespace opens a TCP listener inside the namespace at path.
 func listenInNamespace(path, addr string) (net.Listener, error) {
+	c, err := openInNamespace(path, func() (io.Closer, error) { return net.Listen("tcp", addr) })
+	if err != nil {
+		return nil, err
+	}
+	return c.(net.Listener), nil
+}
+
+// listenPacketInNamespace opens a UDP socket inside the namespace at path.
+func listenPacketInNamespace(path, addr string) (net.PacketConn, error) {
+	c, err := openInNamespace(path, func() (io.Closer, error) { return net.ListenPacket("udp", addr) })
+	if err != nil {
+		return nil, err
+	}
+	return c.(net.PacketConn), nil
+}
+
+// openInNamespace runs open, which makes a socket, on a thread that has
+// entered the namespace at path; the socket stays in that namespace
+// whatever thread uses it later. The thread goes back to the host's
+// namespace; if it cannot, it stays locked, so that the runtime retires
+// it rather than run other goroutines in the wrong namespace.
+func openInNamespace(path string, open func() (io.Closer, error)) (io.Closer, error) {
 	type result struct {
-		ln  net.Listener
+		c   io.Closer
 		err error
 	}
 	done := make(chan result, 1)
@@ -132,20 +168,24 @@ func listenInNamespace(path, addr string) (net.Listener, error) {
 			done <- result{err: err}
 			return
 		}
-		ln, lerr := net.Listen("tcp", addr)
+		c, oerr := open()
 		if err := setns(host); err != nil {
 			// Locked for good: the goroutine ends and the thread with it.
-			if ln != nil {
-				_ = ln.Close()
+			if oerr == nil {
+				_ = c.Close()
 			}
 			done <- result{err: fmt.Errorf("returning to the host's network namespace: %w", err)}
 			return
 		}
 		runtime.UnlockOSThread()
-		done <- result{ln: ln, err: lerr}
+		if oerr != nil {
+			done <- result{err: oerr}
+			return
+		}
+		done <- result{c: c}
 	}()
 	res := <-done
-	return res.ln, res.err
+	return res.c, res.err
 }
 
 // setns moves the calling thread into the network namespace of f.

@@ -84,6 +84,13 @@ type Options struct {
 	// since two runners of one host must not both claim a port; the
 	// runner of the cluster that serves the ports turns it on.
 	ForwardNodePorts bool
+	// HostAliases are names the programs in a node's network namespace
+	// resolve, as a pod's hostAliases would make them: the runner answers
+	// them inside, on the host's nameserver addresses, and relays to the
+	// aliased address. A name such as the devstack's
+	// nova-metadata.127-0-0-1.nip.io then keeps its TLS identity offline,
+	// where nothing else resolves it.
+	HostAliases HostAliases
 }
 
 // Runner is a kubelet for test and devstack clusters: it registers nodes
@@ -171,7 +178,14 @@ func (r *Runner) NodeNetNS(node string) string {
 // ovsdb-server runs. A socket crosses network namespaces, so it is how a
 // test plugs an interface into the node's br-int.
 func (r *Runner) NodeOVSDBSocket(node string) string {
-	return filepath.Join(hostPathDir(filepath.Join(r.NodeDir(node), hostPathsDirName), ovsRunDir), "db.sock")
+	return NodeOVSDBSocketPath(r.opts.StateDir, node)
+}
+
+// NodeOVSDBSocketPath is NodeOVSDBSocket for the runner with the absolute
+// state directory stateDir, for a process other than the runner's, such
+// as a devstack's test helper.
+func NodeOVSDBSocketPath(stateDir, node string) string {
+	return filepath.Join(hostPathDir(filepath.Join(stateDir, node, hostPathsDirName), ovsRunDir), "db.sock")
 }
 
 // ContainerDir returns the work directory of a container of a pod, where
@@ -241,7 +255,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		}
 		r.handlers = append(r.handlers, h)
 		if n.NetNS {
-			if h.netns, err = createNodeNetwork(ctx, r.NodeNetNS(n.Name), h.log); err != nil {
+			if h.netns, err = createNodeNetwork(ctx, r.NodeNetNS(n.Name), r.opts.HostAliases, h.log); err != nil {
 				err = fmt.Errorf("node %s: %w", n.Name, err)
 				cancel()
 				close(r.forwarded)

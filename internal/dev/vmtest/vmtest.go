@@ -151,6 +151,13 @@ func Plug(ctx context.Context, host Host, port Port) (*Instance, error) {
 	return i, nil
 }
 
+// Attach returns the instance Plug made for portID on host earlier,
+// perhaps in another process, so that it can be used or closed.
+func Attach(host Host, portID string) *Instance {
+	vm, dev := Names(portID)
+	return &Instance{NetNS: vm, Device: dev, host: host}
+}
+
 // PlugT is Plug for a test: it fails the test on an error and removes the
 // instance when the test ends.
 func PlugT(tb testing.TB, host Host, port Port) *Instance {

@@ -1,5 +1,7 @@
 // Command anvil-dev runs the development machinery that does not ship with
-// Anvil: today the local devstack (`anvil-dev devstack up|status|down`).
+// Anvil: the local devstack (`anvil-dev devstack up|status|down`) and the
+// hypervisor's part for a test instance on it (`anvil-dev vm
+// plug|curl|unplug`).
 // The user CLI, cmd/anvil, keeps only the commands an operator of a real
 // fabric needs.
 package main
@@ -42,10 +44,10 @@ func run() int {
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "anvil-dev",
-		Short:         "Anvil's development tools: the local devstack",
+		Short:         "Anvil's development tools: the local devstack and its test instances",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDevstackCommand())
+	root.AddCommand(newDevstackCommand(), newVMCommand())
 	return root
 }

@@ -17,7 +17,9 @@
 // With --metadata-agent-nodes a,b those nodes get a network namespace of
 // their own, where their chassis runs the userspace datapath, and the
 // runner runs the OVN metadata agent's pods as Debian's agent; that needs
-// root.
+// root. --host-alias name=address makes a name resolve inside those
+// namespaces, for a name such as a nip.io host that nothing resolves
+// offline.
 package main
 
 import (
@@ -62,6 +64,8 @@ type config struct {
 	forwardNodePorts bool
 	// provisionVolumes binds the cluster's claims to hostPath volumes.
 	provisionVolumes bool
+	// hostAliases are names the programs in the nodes' namespaces resolve.
+	hostAliases podrunner.HostAliases
 }
 
 // images returns the ImageMap the configuration asks for; nil means the
@@ -118,7 +122,7 @@ func run(args []string, stderr io.Writer) int {
 	}
 	runner, err := podrunner.New(podrunner.Options{
 		Config: restConfig, Nodes: cfg.nodes, StateDir: cfg.stateDir, Images: cfg.images(), Env: env, Logger: log,
-		ForwardNodePorts: cfg.forwardNodePorts,
+		ForwardNodePorts: cfg.forwardNodePorts, HostAliases: cfg.hostAliases,
 	})
 	if err != nil {
 		log.Error(err, "invalid options")
@@ -181,6 +185,17 @@ func parseFlags(fs *flag.FlagSet, args []string) (config, error) {
 				cfg.metadataAgentNodes = append(cfg.metadataAgentNodes, name)
 			}
 		}
+		return nil
+	})
+	fs.Func("host-alias", "name=address: a name the programs in the --metadata-agent-nodes' namespaces resolve to address, as a pod's hostAliases would, for a name no resolver here knows; repeatable", func(v string) error {
+		name, ip, err := podrunner.ParseHostAlias(v)
+		if err != nil {
+			return err
+		}
+		if cfg.hostAliases == nil {
+			cfg.hostAliases = podrunner.HostAliases{}
+		}
+		cfg.hostAliases[name] = ip
 		return nil
 	})
 	fs.BoolVar(&cfg.provisionVolumes, "provision-volumes", false, "install the default StorageClass "+provisioner.StorageClassName+" and bind every claim of it to a hostPath volume, since the cluster has no storage driver; one runner per cluster")

@@ -175,3 +175,23 @@ func TestParseFlagsMetadataAgentNodes(t *testing.T) {
 		t.Error("an unknown node is accepted")
 	}
 }
+
+func TestParseFlagsHostAlias(t *testing.T) {
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	cfg, err := parseFlags(fs, []string{"--kubeconfig=k", "--state-dir=s", "--nodes=a",
+		"--host-alias=Nova-Metadata.127-0-0-1.nip.io=127.0.0.1", "--host-alias", "other.test=::1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.hostAliases["nova-metadata.127-0-0-1.nip.io"]; got.String() != "127.0.0.1" {
+		t.Errorf("the alias resolves to %v", got)
+	}
+	if got := cfg.hostAliases["other.test"]; got.String() != "::1" {
+		t.Errorf("the second alias resolves to %v", got)
+	}
+	fs = flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if _, err := parseFlags(fs, []string{"--kubeconfig=k", "--state-dir=s", "--nodes=a", "--host-alias=name-only"}); err == nil {
+		t.Error("an alias without an address is accepted")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,6 +134,8 @@ func startRunner(ctx context.Context, t *testing.T, c *testenv.Cluster, node str
 		StateDir: t.TempDir(),
 		Images:   append(images, podrunner.DefaultImageMap()...),
 		Logger:   testr.NewWithOptions(t, testr.Options{Verbosity: 0}),
+		// The stand-in listens on the host's loopback.
+		HostAliases: podrunner.HostAliases{novaHost: netip.MustParseAddr("127.0.0.1")},
 	})
 	if err != nil {
 		t.Fatal(err)

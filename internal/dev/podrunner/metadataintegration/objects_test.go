@@ -104,6 +104,11 @@ func controllerPod(node, remote string) *corev1.Pod {
 		append([]corev1.Volume{configMapVolume("nodes", names("nodes")), secretVolume("tls", names("ovn-client"))}, hostVolumes...))
 }
 
+// novaHost names the stand-in the way a real agent names Nova's metadata
+// API, by a host name; the runner's alias resolves it inside the node's
+// namespace, as nothing else would.
+const novaHost = "nova-metadata.anvil.test"
+
 // agent is the NeutronMetadataAgent the test's pod comes from: one
 // worker, Nova's metadata API at the stand-in, the shared secret from the
 // test's Secret.
@@ -116,7 +121,7 @@ func agent(novaPort int) *neutronv1alpha1.NeutronMetadataAgent {
 			ChassisRef:       neutronv1alpha1.ChassisReference{Name: prefix},
 			MetadataWorkers:  ptr.To[int32](1),
 			NovaMetadata: neutronv1alpha1.NovaMetadataSpec{
-				Host: "127.0.0.1", Port: ptr.To(int32(novaPort)),
+				Host: novaHost, Port: ptr.To(int32(novaPort)),
 				SharedSecretRef: &neutronv1alpha1.SecretKeyRef{Name: names("shared-secret"), Key: secretKey},
 			},
 		},
