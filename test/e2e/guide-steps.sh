@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# End-to-end check of steps 2, 3, 4, 6 and 7 of the guide "Connect a
-# compute cluster" on a fresh devstack with the OpenStack services: the
-# hypervisor operator's account is created in the real Keystone, the
-# metadata API is published through the devstack's Gateway and answers a
-# signed request for a booted server, the OVN chassis on compute-a joins the
-# devstack's central and Neutron binds a booted server's port to it, and the
+# End-to-end check of steps 2 to 7 of the guide "Connect a compute cluster"
+# on a fresh devstack with the OpenStack services: the hypervisor
+# operator's account is created in the real Keystone, the metadata API is
+# published through the devstack's Gateway and answers a signed request for
+# a booted server, the OVN chassis on compute-a joins the devstack's
+# central and Neutron binds a booted server's port to it, the metadata
+# agent serves that server its own meta_data.json through the real
+# datapath, before and after a rotation of the shared secret, and the
 # pool's nova-compute pods and the host discovery Job run as real processes
 # through the pod runners, against the Nova that Anvil runs.
 #
 # The guide's commands run as written, with COMPUTE_CLUSTER and
-# COMPUTE_CONTEXT exported as it asks and <node> and <namespace> filled in.
-# Around them, the script plays the parts no devstack runs: step 1's bus
-# hand-over (with the devstack's own TLS URL, through stdin), the access
-# chart's install, and the hypervisor operator, which creates a Hypervisor
-# per node and reports the traits it applied. Step 5 and the K-ORC
-# fixtures of step 7 are outside this check; see the guide.
+# COMPUTE_CONTEXT exported as it asks and <node>, <namespace> and file
+# paths filled in, and the agent's port set to the devstack's 8443 as the
+# guide says. Around them, the script plays the parts no devstack runs:
+# step 1's bus hand-over (with the devstack's own TLS URL, through stdin),
+# the access chart's install, the hypervisor, which plugs a server's port
+# into the node's br-int (anvil-dev vm), and the hypervisor operator,
+# which creates a Hypervisor per node and reports the traits it applied.
+# The K-ORC fixtures of step 7 are outside this check; see the guide.
 #
 # It uses its own state directory, so it never touches a developer's
 # .devstack.
@@ -30,6 +34,8 @@ export OS_CLIENT_CONFIG_FILE="${ANVIL_OPENSTACK_DIR:-$root/.devstack/openstack}/
 export COMPUTE_CLUSTER=compute-a COMPUTE_CONTEXT=anvil-compute-a
 node=compute-a-node-1
 
+plugged=() servers=()
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 
@@ -40,10 +46,15 @@ cleanup() {
     tail -60 "$state/operator.log" | sed -E 's#//([^:/@]+):[^@]*@#//\1:<redacted>@#g' >&2 || true
     kubectl get novacompute -n openstack -o yaml 2>/dev/null | tail -60 >&2 || true
   fi
+  # A plugged instance's namespace is the script's own; the runner does
+  # not know it.
+  for p in "${plugged[@]}"; do
+    "$anvil_dev" vm unplug --state-dir "$state" --port "$p" >/dev/null 2>&1 || true
+  done
   # A server left behind would hold its host in the shared database.
-  if [[ -n ${server:-} ]]; then
-    openstack --insecure server delete "$server" >/dev/null 2>&1 || true
-  fi
+  for s in ${server:-} "${servers[@]}"; do
+    openstack --insecure server delete "$s" >/dev/null 2>&1 || true
+  done
   "$anvil_dev" devstack down --state-dir "$state" >/dev/null 2>&1 || true
   exit $rc
 }
@@ -142,6 +153,52 @@ agents="$(openstack --insecure network agent list --host "$node" -f value -c "Ag
 grep -q "OVN Controller agent" <<<"$agents" || fail "step 4: Neutron lists no OVN Controller agent on $node: $agents"
 pass "step 4: the chassis on $node is Ready, its client copy is labelled ovn-client, and Neutron sees its agent"
 
+# ---- Step 5, as written, with the CA file in the script's state and the
+# devstack's port 8443.
+kubectl get secret nova-metadata-nip-io-tls -n openstack \
+  -o jsonpath='{.data.ca\.crt}' | base64 -d > "$state/nova-metadata-ca.crt"
+kubectl --context "$COMPUTE_CONTEXT" create secret generic nova-metadata-ca \
+  -n openstack --from-file=ca.crt="$state/nova-metadata-ca.crt" >/dev/null
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: neutron.openstack.c5c3.io/v1alpha1
+kind: NeutronMetadataAgent
+metadata:
+  name: controlplane-compute-metadata
+  namespace: openstack
+spec:
+  openStackRelease: "2026.1"
+  image:
+    repository: ghcr.io/c5c3/neutron
+    tag: "2026.1"
+  chassisRef:
+    name: controlplane-compute-chassis
+  targetClusterRef:
+    name: ${COMPUTE_CLUSTER}
+  novaMetadata:
+    host: nova-metadata.127-0-0-1.nip.io
+    port: 8443
+    protocol: https
+    caBundleSecretRef:
+      name: nova-metadata-ca
+    sharedSecretRef:
+      name: controlplane-nova-metadata-agent-secret
+EOF
+copy_rows() {
+  kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-nova-metadata-agent-secret \
+    -n openstack -L neutron.openstack.c5c3.io/metadata-shared-secret-mirror 2>/dev/null || true
+}
+for _ in $(seq 1 60); do grep -qE '^controlplane-nova-metadata-agent-secret +Opaque +1 +.* true$' <<<"$(copy_rows)" && break; sleep 1; done
+listed="$(copy_rows)"
+grep -qE '^controlplane-nova-metadata-agent-secret +Opaque +1 +.* true$' <<<"$listed" \
+  || fail "step 5: the copy is not listed with one key and true in the label column: $listed"
+keys="$(kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-nova-metadata-agent-secret -n openstack \
+  -o go-template='{{range $k, $v := .data}}{{$k}} {{end}}')"
+[[ "$keys" == "shared_secret " ]] || fail "step 5: the copy holds the keys '$keys'"
+kubectl wait neutronmetadataagent/controlplane-compute-metadata -n openstack \
+  --for=condition=Ready --timeout=5m >/dev/null || fail "step 5: the agent is not Ready: $(kubectl get neutronmetadataagent \
+  controlplane-compute-metadata -n openstack -o jsonpath='{range .status.conditions[*]}{.type}={.status}/{.reason} {end}')"
+pass "step 5: the agent is Ready, and its copy of the shared secret is on compute-a with only shared_secret, labelled true"
+
 # ---- Step 6. A copy made by hand with an earlier guide, without the label.
 kubectl --context "$COMPUTE_CONTEXT" create namespace legacy-compute >/dev/null
 kubectl --context "$COMPUTE_CONTEXT" create secret generic controlplane-nova-compute-config -n legacy-compute \
@@ -222,7 +279,6 @@ server="$(openstack --insecure --os-compute-api-version 2.37 server create --ima
 # --wait prints its progress first; the ID is the last line.
 server="$(tail -n1 <<<"$server" | tr -d '[:space:]')"
 project="$(openstack --insecure server show "$server" -f value -c project_id)"
-kubectl get secret nova-metadata-nip-io-tls -n openstack -o jsonpath='{.data.ca\.crt}' | base64 -d >"$state/nova-metadata-ca.crt"
 metadata_request() { # <shared secret on stdin> -> HTTP status; the body lands in $state/meta_data.json
   local sig
   sig="$(python3 -c 'import hashlib, hmac, sys; print(hmac.new(sys.stdin.buffer.read(), sys.argv[1].encode(), hashlib.sha256).hexdigest())' "$server")"
@@ -243,21 +299,97 @@ rm -f "$state/metadata-headers"
 openstack --insecure server delete --wait "$server" >/dev/null
 pass "step 3: through openstack-gw, a signed request returns the server's meta_data.json; a wrong signature gets 403"
 
-# ---- Step 4's promise: a server on a network, booted by Nova onto the
-# pool's node, gets a port Neutron binds to that node's chassis.
+# ---- The promise of steps 4 and 5: servers on a network, booted by Nova
+# onto the pool's node, get ports Neutron binds to that node's chassis,
+# and each reads its own meta_data.json at 169.254.169.254 through the
+# node's userspace datapath, the agent's haproxy, the agent, the Gateway
+# and Nova's metadata API, before and after a rotation of the shared
+# secret. The script plays the hypervisor, which the fake driver does not.
+image="$(grep -m1 '^ANVIL_OPENSTACK_IMAGE_ID=' "${ANVIL_OPENSTACK_DIR:-$root/.devstack/openstack}/endpoints.env" | cut -d= -f2)"
 openstack --insecure network show e2e-net >/dev/null 2>&1 || openstack --insecure network create e2e-net >/dev/null
 openstack --insecure subnet show e2e-subnet >/dev/null 2>&1 \
   || openstack --insecure subnet create e2e-subnet --network e2e-net --subnet-range 10.99.0.0/24 >/dev/null
-server="$(openstack --insecure server create --image "$(grep -m1 '^ANVIL_OPENSTACK_IMAGE_ID=' "${ANVIL_OPENSTACK_DIR:-$root/.devstack/openstack}/endpoints.env" | cut -d= -f2)" \
-  --flavor anvil-e2e-tiny --network e2e-net --wait -f value -c id e2e-ovn)" || fail "step 4: booting a server with a port on $node failed"
-server="$(tail -n1 <<<"$server" | tr -d '[:space:]')"
-port="$(openstack --insecure port list --server "$server" -f value -c ID | head -n1)"
-binding="$(openstack --insecure port show "$port" -f json -c binding_host_id -c binding_vif_type)"
-[[ "$(jq -r .binding_host_id <<<"$binding")" == "$node" ]] || fail "step 4: the port is bound to another host: $binding"
-[[ "$(jq -r .binding_vif_type <<<"$binding")" == ovs ]] || fail "step 4: the port's vif_type is not ovs: $binding"
-openstack --insecure server delete --wait "$server" >/dev/null
+for name in e2e-ovn-1 e2e-ovn-2; do
+  id="$(openstack --insecure server create --image "$image" --flavor anvil-e2e-tiny --network e2e-net \
+    --wait -f value -c id "$name")" || fail "step 4: booting $name with a port on $node failed"
+  servers+=("$(tail -n1 <<<"$id" | tr -d '[:space:]')")
+done
+metadata_ip="$(openstack --insecure port list --network e2e-net --device-owner network:distributed -f value -c ID \
+  | head -n1 | xargs -r openstack --insecure port show -f json -c fixed_ips | jq -r '.fixed_ips[0].ip_address // empty')"
+[[ -n "$metadata_ip" ]] || fail "step 5: Neutron made no metadata port on e2e-net"
+ports=()
+for server in "${servers[@]}"; do
+  port="$(openstack --insecure port list --server "$server" -f value -c ID | head -n1)"
+  binding="$(openstack --insecure port show "$port" -f json -c binding_host_id -c binding_vif_type -c mac_address -c fixed_ips)"
+  [[ "$(jq -r .binding_host_id <<<"$binding")" == "$node" ]] || fail "step 4: the port is bound to another host: $binding"
+  [[ "$(jq -r .binding_vif_type <<<"$binding")" == ovs ]] || fail "step 4: the port's vif_type is not ovs: $binding"
+  "$anvil_dev" vm plug --state-dir "$state" --port "$port" --mac "$(jq -r .mac_address <<<"$binding")" \
+    --ip "$(jq -r '.fixed_ips[0].ip_address' <<<"$binding")" --cidr 10.99.0.0/24 --metadata-ip "$metadata_ip" >/dev/null \
+    || fail "step 5: plugging the instance of $server into $node's br-int failed"
+  plugged+=("$port")
+  ports+=("$port")
+done
 server=""
-pass "step 4: the server's port is bound to $node with vif_type ovs"
+pass "step 4: the servers' ports are bound to $node with vif_type ovs"
+
+# serve_check reads every instance's meta_data.json once. It fails the
+# script at once when an instance is answered with another's uuid, and
+# returns success when each got its own; an error or no answer (the agent
+# or Nova rolling) is neither.
+serve_check() {
+  local i got ok=0
+  for i in "${!servers[@]}"; do
+    got="$("$anvil_dev" vm curl --state-dir "$state" --port "${ports[$i]}" /openstack/latest/meta_data.json 2>/dev/null \
+      | jq -r '.uuid // empty' 2>/dev/null || true)"
+    if [[ -n "$got" && "$got" != "${servers[$i]}" ]]; then
+      fail "step 5: the instance of ${servers[$i]} was answered with the metadata of $got"
+    fi
+    [[ "$got" == "${servers[$i]}" ]] && ok=$((ok + 1))
+  done
+  [[ $ok == "${#servers[@]}" ]]
+}
+served=false
+for _ in $(seq 1 60); do serve_check && { served=true; break; }; sleep 2; done
+$served || fail "step 5: the instances do not read their meta_data.json: $("$anvil_dev" vm curl --state-dir "$state" \
+  --port "${ports[0]}" /openstack/latest/meta_data.json 2>&1 | tail -n3)"
+pass "step 5: through 169.254.169.254, each instance on $node reads its own meta_data.json"
+
+# A rotation: the ControlPlane makes a new shared secret when its Secret is
+# deleted; Nova's metadata API, the copy on compute-a and the agents all
+# move to it. The values are compared by digest, never printed.
+copy_digest() {
+  kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-nova-metadata-agent-secret -n openstack \
+    -o jsonpath='{.data.shared_secret}' | sha256sum | cut -c1-16
+}
+agent_pods() {
+  kubectl --context "$COMPUTE_CONTEXT" get pods -n openstack \
+    -l app.kubernetes.io/name=neutronmetadataagent,app.kubernetes.io/instance=controlplane-compute-metadata \
+    -o jsonpath='{range .items[*]}{.metadata.uid}{"\n"}{end}'
+}
+before_digest="$(copy_digest)" before_pods="$(agent_pods)"
+kubectl delete secret controlplane-nova-metadata-secret -n openstack >/dev/null
+rotated=false
+for _ in $(seq 1 150); do
+  if [[ "$(copy_digest)" != "$before_digest" ]] && ! grep -qxF -f <(agent_pods) <<<"$before_pods" && serve_check; then
+    rotated=true
+    break
+  fi
+  sleep 2
+done
+$rotated || fail "step 5: after the rotation the copy changed: $([[ "$(copy_digest)" != "$before_digest" ]] && echo yes || echo no), \
+the agents rolled: $(grep -qxF -f <(agent_pods) <<<"$before_pods" && echo no || echo yes), and the instances are not served"
+kubectl wait neutronmetadataagent/controlplane-compute-metadata -n openstack --for=condition=Ready --timeout=3m >/dev/null \
+  || fail "step 5: the agent is not Ready after the rotation"
+pass "step 5: after a rotation the copy is rewritten, the agents rolled, and each instance still reads only its own metadata"
+
+for port in "${ports[@]}"; do
+  "$anvil_dev" vm unplug --state-dir "$state" --port "$port" >/dev/null
+done
+plugged=()
+for server in "${servers[@]}"; do
+  openstack --insecure server delete --wait "$server" >/dev/null
+done
+servers=()
 
 # ---- Step 7.
 kubectl --context "$COMPUTE_CONTEXT" label node "$node" \
@@ -315,4 +447,4 @@ pass "deleting the pool released $node"
 
 "$anvil_dev" devstack down --state-dir "$state" >/dev/null
 trap - EXIT
-echo "guide steps 2, 3, 4, 6 and 7 e2e: passed"
+echo "guide steps 2 to 7 e2e: passed"

@@ -54,9 +54,20 @@ var agentHostPrograms = []string{"/usr/sbin/haproxy", "/usr/sbin/iptables-save"}
 // that reason; put them in front with nodes that have a namespace.
 func OVNMetadataAgentMappings() ImageMap {
 	return ImageMap{
-		{Name: "ovn-wait-for-chassis", Match: matchContainerName(containerWaitForChassis, nil), Build: buildWaitForChassis},
+		{Name: "ovn-wait-for-chassis", Match: matchAgentWaitForChassis, Build: buildWaitForChassis},
 		{Name: metadataAgentProgram, Match: matchMetadataAgent, Build: buildMetadataAgent},
 	}
+}
+
+// matchAgentWaitForChassis matches the agent's init container: its name
+// and the Southbound address it is given. A NovaCompute pool's init
+// container has the same name but waits on the node's OVS database alone,
+// and keeps its own mapping.
+func matchAgentWaitForChassis(c *corev1.Container) bool {
+	if c.Name != containerWaitForChassis {
+		return false
+	}
+	return slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == envSBConnection })
 }
 
 // matchMetadataAgent matches a container that runs the agent: its command

@@ -76,7 +76,12 @@ func TestOVNMetadataAgentMappingsLookup(t *testing.T) {
 		c    corev1.Container
 		want string
 	}{
-		{corev1.Container{Name: "wait-for-chassis", Command: []string{"/bin/bash", "/scripts/wait-for-chassis.sh"}}, "ovn-wait-for-chassis"},
+		{corev1.Container{Name: "wait-for-chassis", Command: []string{"/bin/bash", "/scripts/wait-for-chassis.sh"},
+			Env: []corev1.EnvVar{{Name: "OVN_SB_CONNECTION", Value: "ssl:10.96.0.9:6642"}}}, "ovn-wait-for-chassis"},
+		// The pool's init container of that name waits on the node's OVS
+		// database alone; it is not the agent's.
+		{corev1.Container{Name: "wait-for-chassis", Command: []string{"python3", "-c", "..."},
+			Env: []corev1.EnvVar{{Name: "OVSDB_SOCKET", Value: "/run/openvswitch/db.sock"}}}, ""},
 		{corev1.Container{Name: "metadata-agent", Command: []string{"neutron-ovn-metadata-agent", "--config-file", "/x.ini"}}, metadataAgentProgram},
 		{corev1.Container{Name: "other", Command: []string{"/bin/sh", "-c", "exec neutron-ovn-metadata-agent"}}, metadataAgentProgram},
 		{corev1.Container{Name: "metadata-agent"}, metadataAgentProgram},
