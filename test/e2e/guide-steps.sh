@@ -199,6 +199,30 @@ kubectl wait neutronmetadataagent/controlplane-compute-metadata -n openstack \
   controlplane-compute-metadata -n openstack -o jsonpath='{range .status.conditions[*]}{.type}={.status}/{.reason} {end}')"
 pass "step 5: the agent is Ready, and its copy of the shared secret is on compute-a with only shared_secret, labelled true"
 
+# A shared secret that is not Nova's is refused with a condition, and the
+# DaemonSet is left as it was. The value goes to kubectl on stdin.
+template_hash() {
+  kubectl --context "$COMPUTE_CONTEXT" get daemonset controlplane-compute-metadata-metadata-agent -n openstack \
+    -o jsonpath='{.spec.template.metadata.annotations.neutron\.c5c3\.io/metadata-secret-hash}'
+}
+set_shared_secret_ref() {
+  kubectl patch neutronmetadataagent controlplane-compute-metadata -n openstack --type merge \
+    -p "{\"spec\":{\"novaMetadata\":{\"sharedSecretRef\":{\"name\":\"$1\"}}}}" >/dev/null
+}
+before_hash="$(template_hash)"
+head -c 24 /dev/urandom | base64 | kubectl --context "$COMPUTE_CONTEXT" create secret generic e2e-not-novas-secret \
+  -n openstack --from-file=shared_secret=/dev/stdin >/dev/null
+set_shared_secret_ref e2e-not-novas-secret
+kubectl wait neutronmetadataagent/controlplane-compute-metadata -n openstack --timeout=2m \
+  --for=jsonpath='{.status.conditions[?(@.type=="SecretsReady")].reason}'=SharedSecretMismatch >/dev/null \
+  || fail "step 5: a shared secret that is not Nova's is not reported under SharedSecretMismatch"
+[[ "$(template_hash)" == "$before_hash" ]] || fail "step 5: the DaemonSet rolled onto a shared secret Nova refuses"
+set_shared_secret_ref controlplane-nova-metadata-agent-secret
+kubectl wait neutronmetadataagent/controlplane-compute-metadata -n openstack \
+  --for=condition=Ready --timeout=3m >/dev/null || fail "step 5: the agent is not Ready again on the copy"
+kubectl --context "$COMPUTE_CONTEXT" delete secret e2e-not-novas-secret -n openstack >/dev/null
+pass "step 5: a shared secret that is not Nova's reads SharedSecretMismatch and leaves the DaemonSet as it was"
+
 # ---- Step 6. A copy made by hand with an earlier guide, without the label.
 kubectl --context "$COMPUTE_CONTEXT" create namespace legacy-compute >/dev/null
 kubectl --context "$COMPUTE_CONTEXT" create secret generic controlplane-nova-compute-config -n legacy-compute \

@@ -63,6 +63,13 @@ const (
 	// caBundleSecretRef does not exist yet on the agent's cluster; the
 	// message names the key; asked again every 15 seconds.
 	WaitingForNovaMetadataCAReason = "WaitingForNovaMetadataCA"
+	// SharedSecretMismatchReason: the shared secret differs from the one
+	// the Nova of the ControlPlane whose Neutron runs on the chassis's
+	// central checks signatures with, so Nova would refuse every request
+	// the agent signs. The DaemonSet is left as it was; asked again every
+	// 15 seconds, since a rotation passes through this state until the
+	// copy is rewritten.
+	SharedSecretMismatchReason = "SharedSecretMismatch"
 	// ConfigErrorReason: the configuration cannot be rendered or its
 	// ConfigMap cannot be written.
 	ConfigErrorReason = "ConfigError"

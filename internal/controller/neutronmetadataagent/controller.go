@@ -46,6 +46,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=neutron.openstack.c5c3.io,resources=neutronmetadataagents/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=neutron.openstack.c5c3.io,resources=neutronmetadataagents/finalizers,verbs=update
 // +kubebuilder:rbac:groups=ovn.openstack.c5c3.io,resources=ovnchassis;ovncentrals,verbs=get;list;watch
+// +kubebuilder:rbac:groups=c5c3.io,resources=controlplanes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
@@ -61,6 +62,9 @@ type pass struct {
 	// chassis is what the chassis and its central resolved to. Set by
 	// Chassis.
 	chassis ResolvedChassis
+	// centralName is the chassis's OVNCentral, whose ControlPlane's Nova
+	// checks the shared secret. Set by Chassis.
+	centralName string
 	// secretHash is SharedSecretHash of the shared secret, "" without
 	// one. Set by Secrets.
 	secretHash string

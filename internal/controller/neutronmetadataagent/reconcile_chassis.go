@@ -50,6 +50,7 @@ func (r *Reconciler) reconcileChassis(ctx context.Context, p *pass) (flow.Outcom
 		return flow.Continue, flow.Invalid(neutronv1alpha1.ChassisReadyCondition, v.Reason, errors.New(v.Message))
 	}
 	p.chassis = *v.Resolved
+	p.centralName = chassis.Spec.CentralRef.Name
 	conditionsOf(a).Set(neutronv1alpha1.ChassisReadyCondition, metav1.ConditionTrue, v.Reason, v.Message)
 	return flow.Continue, nil
 }

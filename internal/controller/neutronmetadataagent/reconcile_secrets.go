@@ -14,7 +14,8 @@ import (
 
 // reconcileSecrets checks, on the agent's cluster and past any cache, that
 // every Secret and key the agent references exists: the shared secret
-// first, then, with https, the CA bundle. A missing one stops the pass
+// first, which must also be the one Nova checks when Anvil runs that Nova,
+// then, with https, the CA bundle. A missing or refused one stops the pass
 // before the configuration and the DaemonSet, so no pod ever references a
 // Secret that is not there. It keeps only a hash of the shared secret;
 // SecretsReady turns True once the configuration is rendered too.
@@ -25,6 +26,9 @@ func (r *Reconciler) reconcileSecrets(ctx context.Context, p *pass) (flow.Outcom
 	if ref := nm.SharedSecretRef; ref != nil {
 		value, err := r.readKey(ctx, p, ref.Name, nm.ResolvedSharedSecretKey(), neutronv1alpha1.WaitingForNovaSharedSecretReason)
 		if err != nil {
+			return flow.Continue, err
+		}
+		if err := r.checkNovaSharedSecret(ctx, p, ref.Name, value); err != nil {
 			return flow.Continue, err
 		}
 		p.secretHash = SharedSecretHash(value)
