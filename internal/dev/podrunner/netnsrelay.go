@@ -47,8 +47,9 @@ func newNetnsRelay(name string, aliases HostAliases, log logr.Logger) *netnsRela
 // ensure relays each "host:port" that is not relayed yet. A host name is
 // one of the runner's aliases, which the programs inside resolve through
 // the node's responder, or is resolved on the host, as a program inside
-// would resolve it through the host's files; an address that is not loopback is added to the
-// namespace's loopback first, so that it can be bound there.
+// would resolve it through the host's files. An address that is not
+// loopback is added to the namespace's loopback first, so that it can be
+// bound there.
 func (r *netnsRelay) ensure(ctx context.Context, addrs []string) error {
 	var errs []error
 	for _, addr := range addrs {
