@@ -79,8 +79,8 @@ func (s *Stack) podRunnerArgs(cluster string) []string {
 // userspace datapath in a network namespace of its own and which runs the
 // OVN metadata agent's pods as Debian's agent: the first node of the first
 // compute cluster, where the guide's pool runs too. It takes root; as
-// another user the node keeps the dummy datapath and the agent's pod
-// waits. Its runner resolves MetadataHostname to the Gateway's address
+// another user the node keeps the dummy datapath and the runner simulates
+// the agent's pods, as it does any pod without a local program. Its runner resolves MetadataHostname to the Gateway's address
 // inside the namespace, since nip.io names do not resolve offline.
 func MetadataAgentNode() string { return NodeName(metadataAgentCluster(), 1) }
 
