@@ -40,6 +40,7 @@ func TestIntegrationManagerServesProbesAndElectsALeader(t *testing.T) {
 	e := testenv.Require(t, env)
 	opts := &operator.Options{
 		MetricsBindAddress:      freeAddr(t),
+		MetricsSecure:           true,
 		HealthProbeBindAddress:  freeAddr(t),
 		LeaderElect:             true,
 		LeaderElectionNamespace: testenv.WorkloadNamespace,
@@ -75,12 +76,12 @@ func TestIntegrationManagerServesProbesAndElectsALeader(t *testing.T) {
 	}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		return get("http://"+opts.HealthProbeBindAddress+"/readyz") &&
-			get("http://"+opts.HealthProbeBindAddress+"/healthz") &&
-			get("http://"+opts.MetricsBindAddress+"/metrics"), nil
+			get("http://"+opts.HealthProbeBindAddress+"/healthz"), nil
 	})
 	if err != nil {
-		t.Fatalf("probes and metrics did not answer: %v", err)
+		t.Fatalf("the probes did not answer: %v", err)
 	}
+	checkSecureMetrics(ctx, t, e.Management, "https://"+opts.MetricsBindAddress+"/metrics")
 
 	// The webhook server speaks TLS 1.2 or later, and no HTTP/2.
 	webhookAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.WebhookPort))

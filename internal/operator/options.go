@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -39,6 +40,14 @@ const leaderElectionID = "anvil-operator.c5c3.io"
 type Options struct {
 	// MetricsBindAddress serves Prometheus metrics; "0" turns them off.
 	MetricsBindAddress string
+	// MetricsSecure serves the metrics over HTTPS and lets only a caller
+	// whose token the apiserver authenticates, and who may get the
+	// non-resource URL /metrics, read them: the metrics name namespaces,
+	// pools and clusters, which are not for everyone on the network.
+	MetricsSecure bool
+	// MetricsCertDir holds tls.crt and tls.key for the metrics server;
+	// empty makes the server generate a self-signed certificate.
+	MetricsCertDir string
 	// HealthProbeBindAddress serves /healthz and /readyz.
 	HealthProbeBindAddress string
 	// LeaderElect makes replicas elect one active instance through a Lease.
@@ -70,8 +79,12 @@ type Options struct {
 
 // BindFlags registers the options on a flag set with their defaults.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080",
-		"Address the Prometheus metrics endpoint binds to; 0 disables it.")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8443",
+		"Address the Prometheus metrics endpoint binds to; 0 disables it. In a pod, bind the pod IP.")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true,
+		"Serve metrics over HTTPS to callers the apiserver authenticates and authorizes for get on /metrics; false serves plain HTTP to anyone.")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", "",
+		"Directory with tls.crt and tls.key for the metrics server (default: a self-signed certificate).")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081",
 		"Address the /healthz and /readyz probes bind to.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true,
@@ -137,7 +150,7 @@ func (o *Options) Validate() error {
 func (o *Options) ManagerOptions() ctrl.Options {
 	return ctrl.Options{
 		Scheme:                  NewScheme(),
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		Metrics:                 o.metricsOptions(),
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        leaderElectionID,
@@ -149,6 +162,21 @@ func (o *Options) ManagerOptions() ctrl.Options {
 		WebhookServer: webhook.NewServer(webhook.Options{Port: o.WebhookPort, CertDir: o.WebhookCertDir,
 			TLSOpts: []func(*tls.Config){secureTLS}}),
 	}
+}
+
+// metricsOptions serves the metrics securely unless told otherwise: TLS
+// 1.2 or later without HTTP/2, and every request authenticated with a
+// TokenReview and authorized with a SubjectAccessReview for get on
+// /metrics, which a Prometheus ServiceAccount is granted by a ClusterRole.
+func (o *Options) metricsOptions() metricsserver.Options {
+	m := metricsserver.Options{BindAddress: o.MetricsBindAddress}
+	if o.MetricsSecure {
+		m.SecureServing = true
+		m.CertDir = o.MetricsCertDir
+		m.FilterProvider = filters.WithAuthenticationAndAuthorization
+		m.TLSOpts = []func(*tls.Config){secureTLS}
+	}
+	return m
 }
 
 // NewManager builds the manager for the management cluster cfg points at,

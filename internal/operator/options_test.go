@@ -20,6 +20,14 @@ func TestDefaults(t *testing.T) {
 	if !mo.LeaderElection || mo.LeaderElectionID == "" || mo.Scheme == nil {
 		t.Errorf("manager options = %+v", mo)
 	}
+	// Metrics are served over TLS to authorized callers unless told not to.
+	if m := mo.Metrics; !m.SecureServing || m.FilterProvider == nil || len(m.TLSOpts) == 0 || m.BindAddress != ":8443" {
+		t.Errorf("metrics options = %+v, want secure serving with the authn/authz filter on :8443", m)
+	}
+	o.MetricsSecure = false
+	if m := o.ManagerOptions().Metrics; m.SecureServing || m.FilterProvider != nil {
+		t.Errorf("--metrics-secure=false still serves securely: %+v", m)
+	}
 }
 
 func TestValidate(t *testing.T) {
