@@ -31,18 +31,26 @@ func newClusterRegisterCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "register --context <compute-context> --name <cluster>",
 		Short: "Register a compute cluster with the management cluster",
-		Long: `register reads the token of the ServiceAccount that the target-cluster-access
-chart created on the compute cluster, builds a kubeconfig from it with the CA
-and token embedded, and writes it as the registration Secret
+		Long: `register asks the compute cluster for a token of the ServiceAccount that the
+target-cluster-access chart created, builds a kubeconfig from it with the CA
+of --context and the token embedded, and writes it as the registration Secret
 <clusters-namespace>/<name> on the management cluster. An existing
 registration Secret is updated; any other Secret of that name is left alone.
+
+The token is bound to the ServiceAccount and expires after --token-expiration
+(30 days unless set): uninstalling the chart ends it, and a copy that leaks
+stops working on its own. Run register again with --refresh before it
+expires, from a scheduled job for instance; --refresh renews only an existing
+registration and keeps its namespaces.
 
 Both clusters are reached through contexts of one kubeconfig: --context for
 the compute cluster, --management-context (default: the current context) for
 the management cluster. The command never prints the token or the
 kubeconfig.`,
 		Example: `  anvil cluster register --context compute-a --name compute-a \
-    --namespaces openstack --management-context mgmt`,
+    --namespaces openstack --management-context mgmt
+  anvil cluster register --context compute-a --name compute-a --refresh \
+    --management-context mgmt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// The flags carry the defaults, so an explicit empty value or
@@ -76,8 +84,10 @@ kubeconfig.`,
 	fl.StringVar(&f.managementContext, "management-context", "", "Kubeconfig context of the management cluster (default: the current context).")
 	fl.StringVar(&f.opts.ClustersNamespace, "clusters-namespace", clusterreg.DefaultClustersNamespace, "Namespace of the registration Secrets on the management cluster.")
 	fl.StringVar(&f.opts.AccessNamespace, "access-namespace", clusterreg.DefaultAccessNamespace, "Namespace on the compute cluster the target-cluster-access chart was installed into.")
-	fl.StringVar(&f.opts.ServiceAccount, "service-account", clusterreg.DefaultServiceAccount, "ServiceAccount the chart created; its token is read from the Secret <service-account>-token.")
-	fl.DurationVar(&f.opts.Timeout, "timeout", clusterreg.DefaultTimeout, "How long to wait for Kubernetes to fill in the token Secret.")
+	fl.StringVar(&f.opts.ServiceAccount, "service-account", clusterreg.DefaultServiceAccount, "ServiceAccount the chart created; the registration carries a bound token of it.")
+	fl.DurationVar(&f.opts.Timeout, "timeout", clusterreg.DefaultTimeout, "How long to wait for the ServiceAccount to exist.")
+	fl.DurationVar(&f.opts.TokenExpiration, "token-expiration", clusterreg.DefaultTokenExpiration, "How long the registration's token works, from 10m to 8760h; the apiserver may shorten it.")
+	fl.BoolVar(&f.opts.Refresh, "refresh", false, "Renew the token of an existing registration, keeping its namespaces unless --namespaces is given.")
 	_ = cmd.MarkFlagRequired("context")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd

@@ -52,14 +52,19 @@ func adminKubeconfig(t *testing.T, e *testenv.Environment) string {
 	return path
 }
 
-// tokenOf reads the chart's ServiceAccount token from the compute cluster.
-func tokenOf(ctx context.Context, t *testing.T, c *testenv.Cluster) string {
+// registeredToken reads the bearer token out of a registration Secret's
+// kubeconfig; the test only compares it, never prints it.
+func registeredToken(t *testing.T, s *corev1.Secret) string {
 	t.Helper()
-	s := &corev1.Secret{}
-	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: "c5c3-access", Name: "target-cluster-access-token"}, s); err != nil {
+	kc, err := clientcmd.Load(s.Data[targetcluster.KubeconfigKey])
+	if err != nil {
 		t.Fatal(err)
 	}
-	return string(s.Data[corev1.ServiceAccountTokenKey])
+	for _, ai := range kc.AuthInfos {
+		return ai.Token
+	}
+	t.Fatal("the registration's kubeconfig holds no user")
+	return ""
 }
 
 // The access chart on a compute cluster plus `anvil cluster register` give
@@ -71,11 +76,6 @@ func TestIntegrationClusterRegisterProducesAWorkingRegistration(t *testing.T) {
 	defer cancel()
 	compute := e.ComputeCluster("compute-a")
 
-	// The token controller runs in kube-controller-manager; it fills the
-	// chart's token Secret the way it would on a real cluster.
-	if err := compute.StartWorkloads(ctx); err != nil {
-		t.Fatal(err)
-	}
 	objs, err := testenv.RenderChart("charts/target-cluster-access", "target-cluster-access", "c5c3-access",
 		"--set", "namespaces={openstack}", "--set", "privilegedNamespaces={openstack}", "--set", "createNamespaces=true")
 	if err != nil {
@@ -97,24 +97,47 @@ func TestIntegrationClusterRegisterProducesAWorkingRegistration(t *testing.T) {
 	if err != nil {
 		t.Fatalf("register: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, "c5c3-clusters/edge-1 created") {
+	if !strings.Contains(out, "c5c3-clusters/edge-1 created") || !strings.Contains(out, "token expires") {
 		t.Errorf("output = %q", out)
 	}
-	token := tokenOf(ctx, t, compute)
+	secret := &corev1.Secret{}
+	readRegistration := func() {
+		t.Helper()
+		if err := e.Management.Client.Get(ctx, client.ObjectKey{Namespace: e.ClustersNamespace, Name: "edge-1"}, secret); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readRegistration()
+	token := registeredToken(t, secret)
 	if token == "" || strings.Contains(out, token) {
 		t.Fatalf("the token is empty or was printed")
-	}
-	secret := &corev1.Secret{}
-	if err := e.Management.Client.Get(ctx, client.ObjectKey{Namespace: e.ClustersNamespace, Name: "edge-1"}, secret); err != nil {
-		t.Fatal(err)
 	}
 	if secret.Labels[targetcluster.RegistrationLabel] != "true" || string(secret.Data[targetcluster.NamespacesKey]) != "openstack" {
 		t.Errorf("registration Secret labels %v, namespaces %q", secret.Labels, secret.Data[targetcluster.NamespacesKey])
 	}
+	// The chart made no token Secret: the token is a bound one.
+	if err := compute.Client.Get(ctx, client.ObjectKey{Namespace: "c5c3-access", Name: "target-cluster-access-token"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a long-lived token Secret exists on the compute cluster: %v", err)
+	}
 
-	// Running it again changes nothing.
-	if out, err := register("edge-1"); err != nil || !strings.Contains(out, "unchanged") {
-		t.Errorf("second run: %q, %v", out, err)
+	// --refresh renews the token and keeps the namespaces it was not given.
+	out, err = runAnvil(t, "cluster", "register", "--kubeconfig", kc, "--context", "compute-a",
+		"--management-context", "mgmt", "--name", "edge-1", "--refresh", "--token-expiration", "1h")
+	if err != nil || !strings.Contains(out, "edge-1 updated") {
+		t.Fatalf("refresh: %q, %v", out, err)
+	}
+	readRegistration()
+	if renewed := registeredToken(t, secret); renewed == token || strings.Contains(out, renewed) {
+		t.Error("the refresh kept the old token or printed the new one")
+	}
+	token = registeredToken(t, secret)
+	if got := string(secret.Data[targetcluster.NamespacesKey]); got != "openstack" {
+		t.Errorf("the refresh changed the namespaces to %q", got)
+	}
+	// A refresh never makes a registration.
+	if out, err := runAnvil(t, "cluster", "register", "--kubeconfig", kc, "--context", "compute-a",
+		"--management-context", "mgmt", "--name", "edge-9", "--refresh"); err == nil || !strings.Contains(err.Error(), "no registration Secret") {
+		t.Errorf("refreshing a registration that does not exist: %q, %v", out, err)
 	}
 
 	// It never overwrites a Secret that is not a registration.

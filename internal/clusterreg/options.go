@@ -18,11 +18,11 @@ const (
 	DefaultAccessNamespace   = "c5c3-access"
 	DefaultServiceAccount    = "target-cluster-access"
 	DefaultTimeout           = time.Minute
+	// DefaultTokenExpiration is a month: short enough that a leaked
+	// registration dies on its own, long enough for a monthly refresh
+	// with room to spare if one run fails.
+	DefaultTokenExpiration = 30 * 24 * time.Hour
 )
-
-// TokenSecretSuffix is appended to the ServiceAccount name to get the name of
-// its long-lived token Secret, as the chart names it.
-const TokenSecretSuffix = "-token"
 
 // Options says which cluster to register and where things are.
 type Options struct {
@@ -38,12 +38,15 @@ type Options struct {
 	// AccessNamespace is the namespace on the compute cluster that the
 	// chart was installed into.
 	AccessNamespace string
-	// ServiceAccount is the chart's ServiceAccount; its token Secret is
-	// ServiceAccount + TokenSecretSuffix.
+	// ServiceAccount is the chart's ServiceAccount, whose bound token the
+	// registration carries.
 	ServiceAccount string
-	// Timeout bounds the wait for the token controller to fill the token
-	// Secret.
+	// Timeout bounds the wait for the ServiceAccount to exist.
 	Timeout time.Duration
+	// TokenExpiration is how long the registration's token works.
+	TokenExpiration time.Duration
+	// Refresh renews the token of an existing registration only.
+	Refresh bool
 }
 
 // WithDefaults returns a copy of o in which every empty field except
@@ -60,6 +63,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.TokenExpiration == 0 {
+		o.TokenExpiration = DefaultTokenExpiration
 	}
 	return o
 }
@@ -84,11 +90,14 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf("%s %q is not a namespace name: %s", f.flag, f.value, strings.Join(msgs, "; ")))
 		}
 	}
-	if msgs := validation.IsDNS1123Subdomain(o.ServiceAccount + TokenSecretSuffix); o.ServiceAccount == "" || len(msgs) > 0 {
-		errs = append(errs, fmt.Errorf("--service-account %q is not a ServiceAccount name whose token Secret name is valid", o.ServiceAccount))
+	if msgs := validation.IsDNS1123Subdomain(o.ServiceAccount); o.ServiceAccount == "" || len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("--service-account %q is not a ServiceAccount name", o.ServiceAccount))
 	}
 	if o.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("--timeout %s must be positive", o.Timeout))
+	}
+	if o.TokenExpiration < MinTokenExpiration || o.TokenExpiration > MaxTokenExpiration {
+		errs = append(errs, fmt.Errorf("--token-expiration %s must be between %s and %s", o.TokenExpiration, MinTokenExpiration, MaxTokenExpiration))
 	}
 	return errors.Join(errs...)
 }
@@ -105,9 +114,4 @@ func (o Options) NormalizedNamespaces() (string, error) {
 		return "", fmt.Errorf("--namespaces %q: each comma-separated entry must be a DNS-1123 label: %w", o.Namespaces, err)
 	}
 	return strings.Join(list, ","), nil
-}
-
-// TokenSecretName is the name of the ServiceAccount's token Secret.
-func (o Options) TokenSecretName() string {
-	return o.ServiceAccount + TokenSecretSuffix
 }

@@ -14,11 +14,12 @@ func TestOptionsWithDefaults(t *testing.T) {
 		AccessNamespace:   "c5c3-access",
 		ServiceAccount:    "target-cluster-access",
 		Timeout:           time.Minute,
+		TokenExpiration:   30 * 24 * time.Hour,
 	}
 	if got != want {
 		t.Errorf("WithDefaults() = %+v, want %+v", got, want)
 	}
-	set := Options{ClusterName: "a", ClustersNamespace: "x", AccessNamespace: "y", ServiceAccount: "z", Timeout: time.Second}
+	set := Options{ClusterName: "a", ClustersNamespace: "x", AccessNamespace: "y", ServiceAccount: "z", Timeout: time.Second, TokenExpiration: time.Hour}
 	if got := set.WithDefaults(); got != set {
 		t.Errorf("WithDefaults() overwrote set fields: %+v", got)
 	}
@@ -47,10 +48,14 @@ func TestOptionsValidate(t *testing.T) {
 		{name: "service account empty", modify: func(o *Options) { o.ServiceAccount = "" }, wantErr: []string{"--service-account"}},
 		{name: "timeout zero", modify: func(o *Options) { o.Timeout = 0 }, wantErr: []string{"--timeout"}},
 		{name: "timeout negative", modify: func(o *Options) { o.Timeout = -time.Second }, wantErr: []string{"--timeout"}},
+		{name: "token expiration shortest", modify: func(o *Options) { o.TokenExpiration = 10 * time.Minute }},
+		{name: "token expiration a year", modify: func(o *Options) { o.TokenExpiration = 365 * 24 * time.Hour }},
+		{name: "token expiration too short", modify: func(o *Options) { o.TokenExpiration = 5 * time.Minute }, wantErr: []string{"--token-expiration"}},
+		{name: "token expiration too long", modify: func(o *Options) { o.TokenExpiration = 366 * 24 * time.Hour }, wantErr: []string{"--token-expiration"}},
 		{
 			name:    "all problems at once",
 			modify:  func(o *Options) { *o = Options{} },
-			wantErr: []string{"--name", "--clusters-namespace", "--access-namespace", "--service-account", "--timeout"},
+			wantErr: []string{"--name", "--clusters-namespace", "--access-namespace", "--service-account", "--timeout", "--token-expiration"},
 		},
 	}
 	for _, tt := range tests {
@@ -101,11 +106,5 @@ func TestOptionsNormalizedNamespaces(t *testing.T) {
 				t.Errorf("NormalizedNamespaces(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
-	}
-}
-
-func TestOptionsTokenSecretName(t *testing.T) {
-	if got := (Options{ServiceAccount: "anvil"}).TokenSecretName(); got != "anvil-token" {
-		t.Errorf("TokenSecretName() = %q, want anvil-token", got)
 	}
 }

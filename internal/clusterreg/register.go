@@ -15,9 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,26 +51,25 @@ type Result struct {
 	// Namespaces is the normalised namespaces value; empty means
 	// cluster-wide.
 	Namespaces string
+	// Expires is when the registration's token stops working.
+	Expires time.Time
 }
 
-// pollInterval is how often Register looks at the token Secret while it
-// waits; a variable so tests can shorten it.
+// pollInterval is how often Register asks again for a token while the
+// ServiceAccount does not exist yet; a variable so tests can shorten it.
 var pollInterval = 500 * time.Millisecond
 
 // requestTimeout bounds each request to the compute cluster when the
 // context's configuration sets no timeout of its own.
 const requestTimeout = 30 * time.Second
 
-// caGrace is how long Register keeps waiting for "ca.crt" once "token" is
-// there. The token controller writes both in one update, so a Secret with a
-// token and no CA normally stays that way, and the context's CA is used.
-var caGrace = 2 * time.Second
-
 // Register writes the registration Secret of a compute cluster onto the
 // management cluster. compute reaches the compute cluster with the
-// registrant's own credentials; it is used to read the token Secret of the
-// chart's ServiceAccount, and its Host, as a full URL, becomes the
-// kubeconfig's server. mgmt writes to the management cluster. Empty optional
+// registrant's own credentials; it is used to request a bound token of the
+// chart's ServiceAccount, which expires after opts.TokenExpiration, and its
+// Host, as a full URL, becomes the kubeconfig's server. With opts.Refresh
+// only an existing registration is renewed, keeping its namespaces unless
+// opts.Namespaces names others. mgmt writes to the management cluster. Empty optional
 // fields of opts take their defaults. Register prints one line to out saying
 // what it did (out may be nil); neither that line nor any error it returns
 // contains Secret data.
@@ -103,22 +100,25 @@ func Register(ctx context.Context, compute *rest.Config, mgmt client.Client, opt
 	if err != nil {
 		return nil, fmt.Errorf("building a client for the compute cluster: %w", err)
 	}
-	tokenSecret, err := waitForToken(ctx, cs.CoreV1(), opts)
-	if err != nil {
-		return nil, err
-	}
-
-	ca := tokenSecret.Data[corev1.ServiceAccountRootCAKey]
-	if len(ca) == 0 {
-		if ca, err = contextCA(compute); err != nil {
+	if opts.Refresh {
+		if namespaces, err = existingNamespaces(ctx, mgmt, opts, namespaces); err != nil {
 			return nil, err
 		}
 	}
-	token := string(tokenSecret.Data[corev1.ServiceAccountTokenKey])
+	token, err := requestToken(ctx, cs.CoreV1(), opts)
+	if err != nil {
+		return nil, err
+	}
+	// The token is bound, so no token Secret hands over the cluster's CA;
+	// the registrant's own context trusts the right one.
+	ca, err := contextCA(compute)
+	if err != nil {
+		return nil, err
+	}
 	raw, err := buildKubeconfig(opts.ClusterName, &rest.Config{
 		Host:            server,
 		TLSClientConfig: rest.TLSClientConfig{CAData: ca, ServerName: compute.ServerName},
-		BearerToken:     token,
+		BearerToken:     token.value,
 	})
 	if err != nil {
 		return nil, err
@@ -129,15 +129,16 @@ func Register(ctx context.Context, compute *rest.Config, mgmt client.Client, opt
 	if err != nil {
 		// The apiserver, or a webhook in front of it, may echo the object
 		// back in an error; scrub the credential from whatever it says.
-		return nil, newRedactor(token, raw).redact(err)
+		return nil, newRedactor(token.value, raw).redact(err)
 	}
 
 	scope := "cluster-wide"
 	if namespaces != "" {
 		scope = "namespaces " + namespaces
 	}
-	fmt.Fprintf(out, "registration Secret %s/%s %s (server %s, %s)\n", want.Namespace, want.Name, action, server, scope)
-	return &Result{Secret: stored, Action: action, Server: server, Namespaces: namespaces}, nil
+	fmt.Fprintf(out, "registration Secret %s/%s %s (server %s, %s, token expires %s; renew it before then with --refresh)\n",
+		want.Namespace, want.Name, action, server, scope, token.expires.UTC().Format(time.RFC3339))
+	return &Result{Secret: stored, Action: action, Server: server, Namespaces: namespaces, Expires: token.expires}, nil
 }
 
 // serverURL spells out the compute context's server as a full URL. client-go
@@ -155,60 +156,8 @@ func serverURL(cfg *rest.Config) (string, error) {
 	return u.String(), nil
 }
 
-// waitForToken reads the ServiceAccount's token Secret until the token
-// controller has filled it in. A missing Secret is waited for too, since the
-// chart may have been installed a moment ago.
-func waitForToken(ctx context.Context, secrets corev1client.SecretsGetter, opts Options) (*corev1.Secret, error) {
-	ns, name := opts.AccessNamespace, opts.TokenSecretName()
-	var last *corev1.Secret
-	var tokenSeen time.Time
-	// The reads use the caller's context, not the poll's: client-go's rate
-	// limiter fails a request early when its context's deadline is near,
-	// which would turn the plain timeout into a confusing error.
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, opts.Timeout, true, func(context.Context) (bool, error) {
-		s, err := secrets.Secrets(ns).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			last = nil
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("reading Secret %s/%s on the compute cluster: %w", ns, name, err)
-		}
-		if owner, ok := s.Annotations[corev1.ServiceAccountNameKey]; ok && owner != opts.ServiceAccount {
-			return false, fmt.Errorf("secret %s/%s on the compute cluster holds the token of ServiceAccount %q, not %q", ns, name, owner, opts.ServiceAccount)
-		}
-		last = s
-		if len(s.Data[corev1.ServiceAccountTokenKey]) == 0 {
-			return false, nil
-		}
-		if len(s.Data[corev1.ServiceAccountRootCAKey]) > 0 {
-			return true, nil
-		}
-		if tokenSeen.IsZero() {
-			tokenSeen = time.Now()
-		}
-		return time.Since(tokenSeen) >= caGrace, nil
-	})
-	switch {
-	case err == nil:
-		return last, nil
-	case !wait.Interrupted(err):
-		return nil, err
-	case ctx.Err() != nil:
-		return nil, fmt.Errorf("waiting for Secret %s/%s on the compute cluster: %w", ns, name, ctx.Err())
-	case last == nil:
-		return nil, fmt.Errorf("secret %s/%s does not exist on the compute cluster after %s; install the target-cluster-access chart there first, or pass the --access-namespace and --service-account it was installed with", ns, name, opts.Timeout)
-	case len(last.Data[corev1.ServiceAccountTokenKey]) == 0:
-		return nil, fmt.Errorf("secret %s/%s on the compute cluster still has no %q key after %s; is its type %s and is kube-controller-manager's token controller running?", ns, name, corev1.ServiceAccountTokenKey, opts.Timeout, corev1.SecretTypeServiceAccountToken)
-	default:
-		// The token came, the CA did not within the timeout: use the
-		// context's CA, as for a Secret without one.
-		return last, nil
-	}
-}
-
-// contextCA returns the CA the registrant's own context trusts, for a token
-// Secret without "ca.crt". nil means the system's trust roots.
+// contextCA returns the CA the registrant's own context trusts. nil means
+// the system's trust roots.
 func contextCA(cfg *rest.Config) ([]byte, error) {
 	if len(cfg.CAData) > 0 {
 		return cfg.CAData, nil
@@ -221,6 +170,29 @@ func contextCA(cfg *rest.Config) ([]byte, error) {
 		return nil, fmt.Errorf("reading the compute context's certificate authority: %w", err)
 	}
 	return ca, nil
+}
+
+// existingNamespaces returns the namespaces of the registration a refresh
+// renews: those given, or else the ones it holds. A refresh of a
+// registration that does not exist, or of a Secret that is not one, is
+// refused, since it would otherwise make a cluster-wide registration.
+func existingNamespaces(ctx context.Context, c client.Client, opts Options, given string) (string, error) {
+	ref := opts.ClustersNamespace + "/" + opts.ClusterName
+	got := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: opts.ClustersNamespace, Name: opts.ClusterName}, got); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", fmt.Errorf("--refresh: there is no registration Secret %s to renew; register the cluster first", ref)
+		}
+		return "", fmt.Errorf("reading Secret %s on the management cluster: %w", ref, err)
+	}
+	if got.Labels[targetcluster.RegistrationLabel] != "true" {
+		return "", fmt.Errorf("--refresh: secret %s exists on the management cluster without the label %s=true; refusing to overwrite it: %w",
+			ref, targetcluster.RegistrationLabel, ErrNotRegistration)
+	}
+	if given != "" {
+		return given, nil
+	}
+	return string(got.Data[targetcluster.NamespacesKey]), nil
 }
 
 // writeRegistration creates the registration Secret, or updates it when a

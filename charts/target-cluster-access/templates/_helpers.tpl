@@ -42,14 +42,6 @@ helm.sh/chart: {{ include "target-cluster-access.chart" . }}
 {{- end }}
 
 {{/*
-The long-lived token Secret of the ServiceAccount. `anvil cluster register`
-reads "<serviceAccount.name>-token", so the suffix is fixed.
-*/}}
-{{- define "target-cluster-access.tokenSecretName" -}}
-{{- printf "%s-token" .Values.serviceAccount.name }}
-{{- end }}
-
-{{/*
 "true" when the namespace in .ns is listed in privilegedNamespaces, else
 empty. Called with (dict "ns" <name> "root" $).
 */}}
@@ -120,9 +112,9 @@ adopt.
 {{- fail "values.privilegedNamespaces requires createNamespaces=true: the chart can only set the pod-security label on Namespaces it renders. Set createNamespaces=true, or leave privilegedNamespaces empty." }}
 {{- end }}
 
-{{- /* serviceAccount.name: a valid object name that leaves room for "-token". */}}
+{{- /* serviceAccount.name: a valid object name. */}}
 {{- $sa := toString .Values.serviceAccount.name }}
-{{- if or (not .Values.serviceAccount.name) (gt (len $sa) 247) (not (regexMatch $subdomain $sa)) }}
-{{- fail (printf "values.serviceAccount.name: %q is not a valid name; it must be a DNS-1123 subdomain of at most 247 characters, so that the token Secret \"<name>-token\" is valid too" $sa) }}
+{{- if or (not .Values.serviceAccount.name) (gt (len $sa) 253) (not (regexMatch $subdomain $sa)) }}
+{{- fail (printf "values.serviceAccount.name: %q is not a valid name; it must be a DNS-1123 subdomain of at most 253 characters" $sa) }}
 {{- end }}
 {{- end }}
