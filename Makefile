@@ -60,6 +60,16 @@ build: generate ## Build the operator and the CLI into bin/.
 	go build -o $(BIN)/anvil-operator ./cmd/anvil-operator
 	go build -o $(BIN)/anvil ./cmd/anvil
 
+# Where `make image` writes the OCI layout, and for which platforms
+# (comma-separated os/arch; empty means the host's). SOURCE_DATE_EPOCH, when
+# set, dates the image; otherwise it is dated at the Unix epoch.
+IMAGE_OUTPUT ?= $(BIN)/image/anvil-operator
+IMAGE_PLATFORMS ?=
+
+.PHONY: image
+image: ## Build the operator's OCI image without Docker into $(IMAGE_OUTPUT) and print its digest (IMAGE_PLATFORMS=linux/amd64,linux/arm64 for an index).
+	go run ./internal/dev/cmd/anvil-image --output $(IMAGE_OUTPUT) $(if $(IMAGE_PLATFORMS),--platforms $(IMAGE_PLATFORMS))
+
 ##@ Test
 
 .PHONY: test
