@@ -45,9 +45,12 @@ func TestIntegrationManagerServesProbesAndElectsALeader(t *testing.T) {
 		LeaderElect:             true,
 		LeaderElectionNamespace: testenv.WorkloadNamespace,
 		ClustersNamespace:       operator.DefaultClustersNamespace,
-		EnableWebhooks:          true,
-		WebhookPort:             e.Management.WebhookServerOptions().Port,
-		WebhookCertDir:          e.Management.WebhookServerOptions().CertDir,
+		// Every controller starts on a cache limited to the namespaces
+		// the operator manages, as the chart runs it.
+		WatchNamespaces: []string{testenv.WorkloadNamespace},
+		EnableWebhooks:  true,
+		WebhookPort:     e.Management.WebhookServerOptions().Port,
+		WebhookCertDir:  e.Management.WebhookServerOptions().CertDir,
 	}
 	mgr, err := operator.NewManager(e.Management.Config, opts)
 	if err != nil {

@@ -9,10 +9,12 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -75,6 +77,11 @@ type Options struct {
 	// AllowedImageRepositories are the repositories pools may run; empty
 	// means poolpolicy.DefaultImageRepositories.
 	AllowedImageRepositories []string
+	// WatchNamespaces are the management namespaces the operator manages;
+	// its cache lists and watches namespaced objects only there (Secrets
+	// also in ClustersNamespace), so it needs, and holds, nothing of any
+	// other namespace. Empty means every namespace.
+	WatchNamespaces []string
 }
 
 // BindFlags registers the options on a flag set with their defaults.
@@ -102,18 +109,30 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"How often the readiness of each compute cluster's apiserver is checked.")
 	fs.DurationVar(&o.PoolResync, "pool-resync-interval", novacompute.DefaultResync,
 		"How often a settled NovaCompute pool polls Nova, which cannot be watched.")
+	fs.Func("watch-namespaces",
+		"Comma-separated management namespaces the operator manages; its cache holds namespaced objects only there, and Secrets also in --clusters-namespace (default: every namespace).",
+		func(v string) error {
+			o.WatchNamespaces = splitList(v)
+			return nil
+		})
 	fs.Func("allowed-image-repositories",
 		"Comma-separated image repositories NovaCompute pools may run; an entry ending in / admits every repository below it (default "+
 			strings.Join(poolpolicy.DefaultImageRepositories, ",")+").",
 		func(v string) error {
-			o.AllowedImageRepositories = nil
-			for _, r := range strings.Split(v, ",") {
-				if r = strings.TrimSpace(r); r != "" {
-					o.AllowedImageRepositories = append(o.AllowedImageRepositories, r)
-				}
-			}
+			o.AllowedImageRepositories = splitList(v)
 			return nil
 		})
+}
+
+// splitList reads a comma-separated flag value, dropping blanks.
+func splitList(v string) []string {
+	var out []string
+	for _, r := range strings.Split(v, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // PoolPolicy is what pools may run, for the webhook and the controller alike.
@@ -132,6 +151,11 @@ func (o *Options) Validate() error {
 	if o.LeaderElectionNamespace != "" {
 		if msgs := validation.IsDNS1123Label(o.LeaderElectionNamespace); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("--leader-election-namespace %q is not a valid namespace name: %s", o.LeaderElectionNamespace, msgs[0]))
+		}
+	}
+	for _, ns := range o.WatchNamespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--watch-namespaces: %q is not a valid namespace name: %s", ns, msgs[0]))
 		}
 	}
 	if o.ClusterProbeInterval < 0 {
@@ -158,9 +182,33 @@ func (o *Options) ManagerOptions() ctrl.Options {
 		// A replica that loses its Lease exits at once instead of finishing
 		// its in-flight passes, so two replicas never write at the same time.
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cache.Options{},
+		Cache:                         o.cacheOptions(),
 		WebhookServer: webhook.NewServer(webhook.Options{Port: o.WebhookPort, CertDir: o.WebhookCertDir,
 			TLSOpts: []func(*tls.Config){secureTLS}}),
+	}
+}
+
+// cacheOptions limits the cache to the watched namespaces, so that the
+// operator neither needs nor holds objects of namespaces it does not
+// manage; Secrets are also cached in the clusters namespace, where the
+// registrations live. Without watched namespaces it caches every
+// namespace.
+func (o *Options) cacheOptions() cache.Options {
+	if len(o.WatchNamespaces) == 0 {
+		return cache.Options{}
+	}
+	all := map[string]cache.Config{}
+	secrets := map[string]cache.Config{}
+	for _, ns := range o.WatchNamespaces {
+		all[ns] = cache.Config{}
+		secrets[ns] = cache.Config{}
+	}
+	if o.ClustersNamespace != "" {
+		secrets[o.ClustersNamespace] = cache.Config{}
+	}
+	return cache.Options{
+		DefaultNamespaces: all,
+		ByObject:          map[client.Object]cache.ByObject{&corev1.Secret{}: {Namespaces: secrets}},
 	}
 }
 

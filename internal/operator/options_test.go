@@ -2,8 +2,12 @@ package operator
 
 import (
 	"flag"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 func TestDefaults(t *testing.T) {
@@ -42,6 +46,8 @@ func TestValidate(t *testing.T) {
 		{name: "bad clusters namespace", mutate: func(o *Options) { o.ClustersNamespace = "Not_A_Namespace" }, wantErr: "--clusters-namespace"},
 		{name: "bad lease namespace", mutate: func(o *Options) { o.LeaderElectionNamespace = "a.b" }, wantErr: "--leader-election-namespace"},
 		{name: "no probe address", mutate: func(o *Options) { o.HealthProbeBindAddress = "" }, wantErr: "--health-probe-bind-address"},
+		{name: "watched namespaces", mutate: func(o *Options) { o.WatchNamespaces = []string{"openstack", "ovn"} }},
+		{name: "bad watched namespace", mutate: func(o *Options) { o.WatchNamespaces = []string{"openstack", "Bad"} }, wantErr: "--watch-namespaces"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,5 +84,34 @@ func TestSchemeKnowsEveryKind(t *testing.T) {
 				t.Errorf("scheme lacks %s/v1alpha1 %s", group, k)
 			}
 		}
+	}
+}
+
+func TestCacheOptions(t *testing.T) {
+	o := Options{ClustersNamespace: "c5c3-clusters"}
+	if c := o.cacheOptions(); c.DefaultNamespaces != nil || c.ByObject != nil {
+		t.Errorf("without --watch-namespaces the cache is limited: %+v", c)
+	}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	o.BindFlags(fs)
+	if err := fs.Parse([]string{"--watch-namespaces", " openstack, ovn ,", "--clusters-namespace", "c5c3-clusters"}); err != nil {
+		t.Fatal(err)
+	}
+	c := o.cacheOptions()
+	if got := slices.Sorted(maps.Keys(c.DefaultNamespaces)); !slices.Equal(got, []string{"openstack", "ovn"}) {
+		t.Errorf("cached namespaces %v, want openstack and ovn", got)
+	}
+	// Secrets are cached where the registrations live too, and nowhere else.
+	for obj, by := range c.ByObject {
+		if _, ok := obj.(*corev1.Secret); !ok {
+			t.Errorf("a per-object cache rule for %T", obj)
+			continue
+		}
+		if got := slices.Sorted(maps.Keys(by.Namespaces)); !slices.Equal(got, []string{"c5c3-clusters", "openstack", "ovn"}) {
+			t.Errorf("Secrets cached in %v", got)
+		}
+	}
+	if len(c.ByObject) != 1 {
+		t.Errorf("%d per-object cache rules, want the Secrets' only", len(c.ByObject))
 	}
 }
