@@ -94,10 +94,12 @@ type engagement struct {
 	endpoint   string
 	namespaces []string
 	cluster    cluster.Cluster
-	probe      *http.Client
-	probeURL   string
-	cancel     context.CancelFunc
-	healthy    atomic.Bool
+	// client writes only inside namespaces; see newScopedClient.
+	client   client.Client
+	probe    *http.Client
+	probeURL string
+	cancel   context.CancelFunc
+	healthy  atomic.Bool
 	// lastProbeError is the sanitized reason of the latest failed probe.
 	lastProbeError atomic.Value
 }
@@ -277,7 +279,8 @@ func (r *Registry) engage(name string, reg *Registration) (_ *engagement, err er
 	ctx, cancel := context.WithCancel(r.rootCtx)
 	e := &engagement{
 		name: name, hash: reg.Hash, endpoint: reg.Endpoint, namespaces: reg.Namespaces, cluster: cl,
-		probe: probe, probeURL: strings.TrimSuffix(cfg.Host, "/") + "/readyz", cancel: cancel,
+		client: newScopedClient(cl.GetClient(), name, reg.Namespaces),
+		probe:  probe, probeURL: strings.TrimSuffix(cfg.Host, "/") + "/readyz", cancel: cancel,
 	}
 	defer func() {
 		if err != nil {
@@ -421,6 +424,9 @@ type Remote struct {
 	// Name is the cluster's name.
 	Name string
 	// Client reads from the cluster's cache and writes to its apiserver.
+	// Under a scoped registration it refuses, with a
+	// *NamespaceNotAllowedError, every write to a namespace the scope does
+	// not list, whichever path makes it.
 	Client client.Client
 	// Reader reads from the apiserver directly. Ownership checks and sweeps
 	// use it, so they never act on a stale cache.
@@ -463,7 +469,7 @@ func (r *Registry) Resolve(name string) (*Remote, error) {
 		reason, _ := e.lastProbeError.Load().(string)
 		return nil, &UnavailableError{Cluster: name, Reason: "it is unreachable (" + reason + ")"}
 	}
-	return &Remote{Name: name, Client: e.cluster.GetClient(), Reader: e.cluster.GetAPIReader(), Namespaces: e.namespaces}, nil
+	return &Remote{Name: name, Client: e.client, Reader: e.cluster.GetAPIReader(), Namespaces: e.namespaces}, nil
 }
 
 // Clusters returns the names of the engaged clusters.
