@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -255,13 +254,7 @@ func (r *Registry) engage(name string, reg *Registration) (_ *engagement, err er
 	cfg.QPS, cfg.Burst = 50, 100
 	// The operator names itself in the compute cluster's audit trail.
 	cfg.UserAgent = "anvil-operator"
-	cacheOpts := cache.Options{}
-	if len(reg.Namespaces) > 0 {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range reg.Namespaces {
-			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
+	cacheOpts := cacheOptions(reg.Namespaces)
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = r.opts.Scheme
 		o.Cache = cacheOpts

@@ -345,6 +345,7 @@ func TestIntegrationNamespaceScopedRegistration(t *testing.T) {
 		t.Fatal(err)
 	}
 	grantNamespace(ctx, t, a, "scoped-registration", testenv.WorkloadNamespace)
+	grantNodeRead(ctx, t, a, "scoped-registration")
 	raw, err := kubeconfig.Embedded("compute-a", cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -375,6 +376,26 @@ func grantNamespace(ctx context.Context, t *testing.T, c *testenv.Cluster, user,
 	binding := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: namespace},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}
+	for _, o := range []client.Object{role, binding} {
+		if err := c.Client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// grantNodeRead lets user read Nodes cluster-wide, as the access chart's
+// ClusterRole does: the operator watches them on every cluster.
+func grantNodeRead(ctx context.Context, t *testing.T, c *testenv.Cluster, user string) {
+	t.Helper()
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: user + "-nodes"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}},
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user + "-nodes"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
 	}
 	for _, o := range []client.Object{role, binding} {
@@ -470,7 +491,9 @@ func TestIntegrationUnresolvableClusterAndTheAbandonPath(t *testing.T) {
 		t.Fatalf("the owner was released before the window passed: %v", err)
 	}
 
-	op.clock.SetTime(op.clock.Now().Add(6 * time.Minute))
+	// From now, not from when the shared operator started: earlier tests
+	// may have taken minutes, and the window counts from the deletion.
+	op.clock.SetTime(time.Now().Add(6 * time.Minute))
 	waitGone(t, env.Management.Client, &ovnv1alpha1.OVNChassis{ObjectMeta: owner.ObjectMeta}, 30*time.Second)
 	events := &corev1.EventList{}
 	if err := env.Management.Client.List(ctx, events, client.InNamespace(testenv.WorkloadNamespace)); err != nil {

@@ -67,9 +67,13 @@ func TestIntegrationScopeHoldsOnEveryRemoteWrite(t *testing.T) {
 		"SubResource().Apply": remote.Client.SubResource("status").Apply(ctx, client.ApplyConfigurationFromUnstructured(apply)),
 	}
 	for op, err := range writes {
+		want := outside
+		if op == "DeleteAllOf all" {
+			want = "" // every namespace
+		}
 		var refused *targetcluster.NamespaceNotAllowedError
-		if !errors.As(err, &refused) || refused.Cluster != name || refused.Namespace != outside {
-			t.Errorf("%s outside the scope = %v, want a NamespaceNotAllowedError naming %s", op, err, outside)
+		if !errors.As(err, &refused) || refused.Cluster != name || refused.Namespace != want {
+			t.Errorf("%s outside the scope = %v, want a NamespaceNotAllowedError naming %q", op, err, want)
 		}
 	}
 	if deleted, err := targetcluster.ChildrenOn(remote).Delete(ctx, env.Scheme, owner, owned.DeepCopy()); deleted || err != nil {

@@ -80,6 +80,9 @@ func startOperator(t *testing.T) *operatorUnderTest {
 	if err := w.setup(mgr); err != nil {
 		t.Fatal(err)
 	}
+	if err := setupRemoteInputWatcher(mgr, reg); err != nil {
+		t.Fatal(err)
+	}
 	if err := testenv.StartManager(mgr, nil); err != nil {
 		t.Fatal(err)
 	}
