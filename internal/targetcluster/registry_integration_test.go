@@ -385,26 +385,6 @@ func grantNamespace(ctx context.Context, t *testing.T, c *testenv.Cluster, user,
 	}
 }
 
-// grantNodeRead lets user read Nodes cluster-wide, as the access chart's
-// ClusterRole does: the operator watches them on every cluster.
-func grantNodeRead(ctx context.Context, t *testing.T, c *testenv.Cluster, user string) {
-	t.Helper()
-	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: user + "-nodes"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}},
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: user + "-nodes"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-	}
-	for _, o := range []client.Object{role, binding} {
-		if err := c.Client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
-	}
-}
-
 // Deleting an owner sweeps its children and nothing else.
 func TestIntegrationDeletionSweepsOnlyOwnedChildren(t *testing.T) {
 	startOperator(t)
