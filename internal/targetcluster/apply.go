@@ -120,9 +120,14 @@ func (c *Children) Delete(ctx context.Context, scheme *runtime.Scheme, owner, ob
 // state, read past any cache; the deletion is conditional on that object's
 // UID, so an object recreated meanwhile survives. Every deletion of a child
 // goes through here.
+//
+// A namespace a scoped registration does not list is reported as nothing
+// deleted, with no call, rather than as an error: reapers call this on
+// every pass and while their owner is deleted, and an error would hold the
+// owner forever, while Anvil may delete nothing there. A direct delete
+// through Remote.Client is refused with a *NamespaceNotAllowedError.
 func (c *Children) DeleteIf(ctx context.Context, obj client.Object, owned func(live client.Object) bool) (bool, error) {
 	if c.Remote != nil && !c.Remote.Allows(obj.GetNamespace()) {
-		// Nothing Anvil may write lives there, so there is nothing to delete.
 		return false, nil
 	}
 	if err := c.Reader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {

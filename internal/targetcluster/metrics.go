@@ -24,6 +24,10 @@ var (
 		Name: "anvil_target_cluster_engagement_failures_total",
 		Help: "Attempts to engage a compute cluster that failed and will be retried.",
 	})
+	endpointChangesTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "anvil_target_cluster_endpoint_changes_total",
+		Help: "Acknowledged changes of an engaged compute cluster's server or certificate authority that took effect.",
+	})
 	refusalsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "anvil_target_cluster_refusals_total",
 		Help: "Registration Secrets refused, by reason.",
@@ -31,5 +35,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(clustersEngaged, clustersUnreachable, engagementsTotal, engagementFailuresTotal, refusalsTotal)
+	metrics.Registry.MustRegister(clustersEngaged, clustersUnreachable, engagementsTotal, engagementFailuresTotal, endpointChangesTotal, refusalsTotal)
 }

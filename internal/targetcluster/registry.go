@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -80,18 +79,26 @@ type Registry struct {
 	pending     map[string]string
 	watches     []*remoteWatch
 	subscribers []*subscriber
+	// pins holds, per cluster name, the endpoint fingerprint of its last
+	// engagement. It outlives disengagement and the Secret itself, so that
+	// neither unlabelling nor re-creating a registration lets a new server
+	// in unacknowledged; it does not outlive the process.
+	pins map[string]string
 }
 
 // engagement is one running compute cluster.
 type engagement struct {
 	name       string
 	hash       string
+	endpoint   string
 	namespaces []string
 	cluster    cluster.Cluster
-	probe      *http.Client
-	probeURL   string
-	cancel     context.CancelFunc
-	healthy    atomic.Bool
+	// client writes only inside namespaces; see newScopedClient.
+	client   client.Client
+	probe    *http.Client
+	probeURL string
+	cancel   context.CancelFunc
+	healthy  atomic.Bool
 	// lastProbeError is the sanitized reason of the latest failed probe.
 	lastProbeError atomic.Value
 }
@@ -119,6 +126,7 @@ func New(mgr ctrl.Manager, opts Options) *Registry {
 		started:  make(chan struct{}),
 		clusters: map[string]*engagement{},
 		pending:  map[string]string{},
+		pins:     map[string]string{},
 	}
 }
 
@@ -206,6 +214,12 @@ func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	if cur := r.engaged(req.Name); cur != nil && cur.hash == reg.Hash {
 		return ctrl.Result{}, nil
 	}
+	decision := r.endpointGate(log, secret, req.Name, reg)
+	if decision == EndpointChangeRefused {
+		// Only an edit of the Secret (the annotation, or the old endpoint
+		// back) can change the decision, and that triggers a new pass.
+		return ctrl.Result{}, nil
+	}
 
 	log.Info("building the cluster from its registration Secret", "namespaces", strings.Join(reg.Namespaces, ","))
 	e, err := r.engage(req.Name, reg)
@@ -218,6 +232,12 @@ func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	engagementsTotal.Inc()
 	log.Info("engaged the cluster")
 	r.recorder.Eventf(secret, nil, corev1.EventTypeNormal, ReasonClusterEngaged, "Register", "Anvil reaches cluster %s through this registration", req.Name)
+	if decision == EndpointChangeAccepted {
+		endpointChangesTotal.Inc()
+		log.Info("the cluster's server or certificate authority changed, as acknowledged by the annotation", "annotation", AcceptEndpointAnnotation)
+		r.recorder.Eventf(secret, nil, corev1.EventTypeWarning, ReasonEndpointChanged, "Register",
+			"Anvil now writes to cluster %s at a new server or certificate authority, as acknowledged by annotation %s", req.Name, AcceptEndpointAnnotation)
+	}
 	r.notify(req.Name)
 	return ctrl.Result{}, nil
 }
@@ -234,13 +254,7 @@ func (r *Registry) engage(name string, reg *Registration) (_ *engagement, err er
 	cfg.QPS, cfg.Burst = 50, 100
 	// The operator names itself in the compute cluster's audit trail.
 	cfg.UserAgent = "anvil-operator"
-	cacheOpts := cache.Options{}
-	if len(reg.Namespaces) > 0 {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range reg.Namespaces {
-			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
+	cacheOpts := cacheOptions(reg.Namespaces)
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = r.opts.Scheme
 		o.Cache = cacheOpts
@@ -257,8 +271,9 @@ func (r *Registry) engage(name string, reg *Registration) (_ *engagement, err er
 
 	ctx, cancel := context.WithCancel(r.rootCtx)
 	e := &engagement{
-		name: name, hash: reg.Hash, namespaces: reg.Namespaces, cluster: cl,
-		probe: probe, probeURL: strings.TrimSuffix(cfg.Host, "/") + "/readyz", cancel: cancel,
+		name: name, hash: reg.Hash, endpoint: reg.Endpoint, namespaces: reg.Namespaces, cluster: cl,
+		client: newScopedClient(cl.GetClient(), name, reg.Namespaces),
+		probe:  probe, probeURL: strings.TrimSuffix(cfg.Host, "/") + "/readyz", cancel: cancel,
 	}
 	defer func() {
 		if err != nil {
@@ -350,6 +365,7 @@ func (r *Registry) swap(e *engagement) {
 		old.cancel()
 	}
 	r.clusters[e.name] = e
+	r.pins[e.name] = e.endpoint
 	delete(r.pending, e.name)
 	r.updateGauges()
 }
@@ -401,6 +417,9 @@ type Remote struct {
 	// Name is the cluster's name.
 	Name string
 	// Client reads from the cluster's cache and writes to its apiserver.
+	// Under a scoped registration it refuses, with a
+	// *NamespaceNotAllowedError, every write to a namespace the scope does
+	// not list, whichever path makes it.
 	Client client.Client
 	// Reader reads from the apiserver directly. Ownership checks and sweeps
 	// use it, so they never act on a stale cache.
@@ -443,7 +462,7 @@ func (r *Registry) Resolve(name string) (*Remote, error) {
 		reason, _ := e.lastProbeError.Load().(string)
 		return nil, &UnavailableError{Cluster: name, Reason: "it is unreachable (" + reason + ")"}
 	}
-	return &Remote{Name: name, Client: e.cluster.GetClient(), Reader: e.cluster.GetAPIReader(), Namespaces: e.namespaces}, nil
+	return &Remote{Name: name, Client: e.client, Reader: e.cluster.GetAPIReader(), Namespaces: e.namespaces}, nil
 }
 
 // Clusters returns the names of the engaged clusters.

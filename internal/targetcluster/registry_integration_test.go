@@ -345,6 +345,7 @@ func TestIntegrationNamespaceScopedRegistration(t *testing.T) {
 		t.Fatal(err)
 	}
 	grantNamespace(ctx, t, a, "scoped-registration", testenv.WorkloadNamespace)
+	grantNodeRead(ctx, t, a, "scoped-registration")
 	raw, err := kubeconfig.Embedded("compute-a", cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -470,7 +471,9 @@ func TestIntegrationUnresolvableClusterAndTheAbandonPath(t *testing.T) {
 		t.Fatalf("the owner was released before the window passed: %v", err)
 	}
 
-	op.clock.SetTime(op.clock.Now().Add(6 * time.Minute))
+	// From now, not from when the shared operator started: earlier tests
+	// may have taken minutes, and the window counts from the deletion.
+	op.clock.SetTime(time.Now().Add(6 * time.Minute))
 	waitGone(t, env.Management.Client, &ovnv1alpha1.OVNChassis{ObjectMeta: owner.ObjectMeta}, 30*time.Second)
 	events := &corev1.EventList{}
 	if err := env.Management.Client.List(ctx, events, client.InNamespace(testenv.WorkloadNamespace)); err != nil {

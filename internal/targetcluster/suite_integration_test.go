@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,6 +79,9 @@ func startOperator(t *testing.T) *operatorUnderTest {
 		passes:   map[string]int{}, written: map[string]chan struct{}{},
 	}
 	if err := w.setup(mgr); err != nil {
+		t.Fatal(err)
+	}
+	if err := setupRemoteInputWatcher(mgr, reg); err != nil {
 		t.Fatal(err)
 	}
 	if err := testenv.StartManager(mgr, nil); err != nil {
@@ -300,5 +304,25 @@ func waitGone(t *testing.T, c client.Client, obj client.Object, timeout time.Dur
 	})
 	if err != nil {
 		t.Fatalf("%s %s still exists", fmt.Sprintf("%T", obj), client.ObjectKeyFromObject(obj))
+	}
+}
+
+// grantNodeRead lets user read Nodes cluster-wide, as the access chart's
+// ClusterRole does: the operator watches them on every cluster.
+func grantNodeRead(ctx context.Context, t *testing.T, c *testenv.Cluster, user string) {
+	t.Helper()
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: user + "-nodes"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}},
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user + "-nodes"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}
+	for _, o := range []client.Object{role, binding} {
+		if err := c.Client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
 	}
 }

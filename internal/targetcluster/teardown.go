@@ -2,6 +2,7 @@ package targetcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -78,7 +79,16 @@ func (t *Teardown) Run(ctx context.Context, owner Targeted, childKinds []schema.
 	remote, err := t.Registry.Resolve(cluster)
 	if err == nil {
 		t.clearFailure(cluster)
-		if err := Sweep(ctx, remote, t.Scheme, owner, childKinds); err != nil {
+		err := Sweep(ctx, remote, t.Scheme, owner, childKinds)
+		var outside *NamespaceNotAllowedError
+		switch {
+		case errors.As(err, &outside):
+			// Anvil may not delete there any more (the scope was narrowed
+			// after the children were written); waiting would hold the
+			// owner forever, so it is released and the leftovers named.
+			t.Recorder.Eventf(owner, nil, corev1.EventTypeWarning, ReasonRemoteChildrenAbandoned, "Delete",
+				"%s; releasing the remote-children finalizer without deleting the objects there labelled as owned by this %s", outside.Error(), ownerKind(owner, t.Scheme))
+		case err != nil:
 			return TeardownResult{}, err
 		}
 		return TeardownResult{Release: true}, nil
@@ -91,15 +101,19 @@ func (t *Teardown) Run(ctx context.Context, owner Targeted, childKinds []schema.
 	}
 	deleting := owner.GetDeletionTimestamp()
 	if deleting != nil && now.Sub(deleting.Time) >= window && now.Sub(since) >= window {
-		kind := "object"
-		if labels, err := OwnerLabels(owner, t.Scheme); err == nil {
-			kind = labels[OwnerKindLabel]
-		}
 		t.Recorder.Eventf(owner, nil, corev1.EventTypeWarning, ReasonRemoteChildrenAbandoned, "Delete",
-			"Target cluster %s is still unavailable; releasing the remote-children finalizer without deleting the objects on it labelled as owned by this %s", cluster, kind)
+			"Target cluster %s is still unavailable; releasing the remote-children finalizer without deleting the objects on it labelled as owned by this %s", cluster, ownerKind(owner, t.Scheme))
 		return TeardownResult{Release: true}, nil
 	}
 	return TeardownResult{RequeueAfter: UnavailableRequeue, Unavailable: err}, nil
+}
+
+// ownerKind names the owner's kind for an event, or "object".
+func ownerKind(owner client.Object, scheme *runtime.Scheme) string {
+	if labels, err := OwnerLabels(owner, scheme); err == nil {
+		return labels[OwnerKindLabel]
+	}
+	return "object"
 }
 
 func (t *Teardown) clock() clock.PassiveClock {
@@ -133,7 +147,12 @@ func (t *Teardown) clearFailure(cluster string) {
 // decides ownership per object rather than by a label selector, so that an
 // object with a stale controller reference is found as well. A kind the
 // cluster does not serve is skipped. It does not wait for the deletions.
+// An owner namespace the registration does not list is refused with a
+// *NamespaceNotAllowedError before any call: Anvil may delete nothing there.
 func Sweep(ctx context.Context, remote *Remote, scheme *runtime.Scheme, owner client.Object, kinds []schema.GroupVersionKind) error {
+	if !remote.Allows(owner.GetNamespace()) {
+		return &NamespaceNotAllowedError{Cluster: remote.Name, Namespace: owner.GetNamespace()}
+	}
 	for _, gvk := range kinds {
 		if err := sweepKind(ctx, remote, scheme, owner, gvk); err != nil {
 			return fmt.Errorf("sweeping %s: %w", gvk.Kind, err)

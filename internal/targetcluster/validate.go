@@ -68,6 +68,12 @@ type Registration struct {
 	// Hash identifies the content; the cluster is rebuilt only when it
 	// changes.
 	Hash string
+	// Endpoint is the EndpointFingerprint of the current context's server
+	// and CA: where the credentials Anvil writes would go.
+	Endpoint string
+	// AcceptedEndpoint is the AcceptEndpointAnnotation value, "" when the
+	// Secret has none.
+	AcceptedEndpoint string
 }
 
 // ParseRegistration validates a registration Secret's data and returns what
@@ -94,7 +100,12 @@ func ParseRegistration(secret *corev1.Secret) (*Registration, error) {
 	if err := CheckKubeconfig(kc); err != nil {
 		return nil, err
 	}
-	return &Registration{Kubeconfig: kc, Namespaces: namespaces, Hash: registrationHash(raw, rawNamespaces, scoped)}, nil
+	current := kc.Clusters[kc.Contexts[kc.CurrentContext].Cluster]
+	return &Registration{
+		Kubeconfig: kc, Namespaces: namespaces, Hash: registrationHash(raw, rawNamespaces, scoped),
+		Endpoint:         EndpointFingerprint(current.Server, current.CertificateAuthorityData),
+		AcceptedEndpoint: secret.Annotations[AcceptEndpointAnnotation],
+	}, nil
 }
 
 // registrationHash is SHA-256 over the kubeconfig, plus a NUL and the raw

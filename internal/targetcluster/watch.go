@@ -43,7 +43,7 @@ type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 // remoteWatch is one controller's interest in one child kind on every
 // engaged compute cluster.
 type remoteWatch struct {
-	child     client.Object
+	// childGVK is the kind watched, through a metadata-only informer.
 	childGVK  schema.GroupVersionKind
 	ownerKind string
 	newOwner  func() client.Object
@@ -89,7 +89,7 @@ func (r *Registry) RemoteChildren(child client.Object, owner Targeted) (source.S
 		return nil, err
 	}
 	names := func(o client.Object, cluster string) bool { return o.(Targeted).TargetClusterName() == cluster }
-	return r.remoteSource(child, childGVK, owner, ownerGVK.Kind, names), nil
+	return r.remoteSource(childGVK, owner, ownerGVK.Kind, names), nil
 }
 
 // RemoteChildrenFromAnyCluster is RemoteChildren for an owner whose
@@ -104,14 +104,16 @@ func (r *Registry) RemoteChildrenFromAnyCluster(child, owner client.Object) (sou
 	if err != nil {
 		return nil, err
 	}
-	return r.remoteSource(child, childGVK, owner, ownerGVK.Kind, nil), nil
+	return r.remoteSource(childGVK, owner, ownerGVK.Kind, nil), nil
 }
 
 // RemoteObjects returns a source that hands every object of obj's kind on
 // every engaged compute cluster, now or later, to mapFn, and enqueues the
 // requests it returns. It is for inputs a controller reads on a compute
 // cluster without owning them, such as Nodes or a delivered Secret.
-// changed, when not nil, keeps updates that do not matter to the
+// mapFn and changed see a *metav1.PartialObjectMetadata: the remote cache
+// keeps metadata only, so they may read names, labels and annotations, and
+// nothing else. changed, when not nil, keeps updates that do not matter to the
 // controller, such as a Node's status heartbeat, from being mapped. mapFn
 // gets the registry's context, which ends when the operator stops.
 func (r *Registry) RemoteObjects(obj client.Object, changed func(old, updated client.Object) bool,
@@ -120,13 +122,13 @@ func (r *Registry) RemoteObjects(obj client.Object, changed func(old, updated cl
 	if err != nil {
 		return nil, err
 	}
-	return r.watchSource(&remoteWatch{child: obj, childGVK: gvk, mapper: mapFn, changed: changed}), nil
+	return r.watchSource(&remoteWatch{childGVK: gvk, mapper: mapFn, changed: changed}), nil
 }
 
-func (r *Registry) remoteSource(child client.Object, childGVK schema.GroupVersionKind, owner client.Object, ownerKind string,
+func (r *Registry) remoteSource(childGVK schema.GroupVersionKind, owner client.Object, ownerKind string,
 	fromCluster func(client.Object, string) bool) source.Source {
 	newOwner := func() client.Object { return owner.DeepCopyObject().(client.Object) }
-	return r.watchSource(&remoteWatch{child: child, childGVK: childGVK, ownerKind: ownerKind, newOwner: newOwner, fromCluster: fromCluster})
+	return r.watchSource(&remoteWatch{childGVK: childGVK, ownerKind: ownerKind, newOwner: newOwner, fromCluster: fromCluster})
 }
 
 // watchSource registers a remote watch when its controller starts.
@@ -190,7 +192,7 @@ func (r *Registry) attach(ctx context.Context, e *engagement, w *remoteWatch) er
 		}
 		return fmt.Errorf("discovering %s: %s", w.childGVK.Kind, sanitize(err))
 	}
-	inf, err := e.cluster.GetCache().GetInformer(ctx, w.child)
+	inf, err := e.cluster.GetCache().GetInformer(ctx, metadataOnly(w.childGVK))
 	if err != nil {
 		return fmt.Errorf("watching %s: %s", w.childGVK.Kind, sanitize(err))
 	}

@@ -1,0 +1,123 @@
+package targetcluster
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// AcceptEndpointAnnotation, on a registration Secret, acknowledges a change
+// of the cluster's server or certificate authority. Its value must be the
+// EndpointFingerprint of the new server and CA, so an acknowledgement left
+// on the Secret approves that one endpoint and never a later change.
+const AcceptEndpointAnnotation = "anvil.c5c3.io/accept-endpoint"
+
+// RefusedEndpointChanged: the server or CA of an engaged registration
+// changed without an AcceptEndpointAnnotation that matches the new one, so
+// the credentials Anvil writes could be redirected to another apiserver.
+const RefusedEndpointChanged RefusalReason = "EndpointChanged"
+
+// Event reasons for a change of an engaged cluster's endpoint.
+const (
+	// ReasonEndpointChangeRefused is a Warning: the server or CA changed
+	// without a matching acknowledgement, and the cluster is disengaged.
+	ReasonEndpointChangeRefused = "EndpointChangeRefused"
+	// ReasonEndpointChanged is a Warning: an acknowledged change of the
+	// server or CA took effect, and Anvil now writes to the new endpoint.
+	ReasonEndpointChanged = "EndpointChanged"
+)
+
+// fingerprintLength is how many hex digits of the SHA-256 a fingerprint
+// keeps: 64 bits are short enough to type and far too many to match by
+// chance or by search.
+const fingerprintLength = 16
+
+// EndpointFingerprint identifies where a kubeconfig's current context sends
+// Anvil's writes: the first 16 hex digits of the SHA-256 of the server URL,
+// a newline and the CA bytes (PEM, as certificate-authority-data decodes).
+// Registrants compute the same value with sha256sum; see
+// docs/reference/target-clusters.md. It is pure.
+func EndpointFingerprint(server string, caData []byte) string {
+	h := sha256.New()
+	h.Write([]byte(server))
+	h.Write([]byte{'\n'})
+	h.Write(caData)
+	return hex.EncodeToString(h.Sum(nil))[:fingerprintLength]
+}
+
+// EndpointDecision is what the registry does with a registration's
+// endpoint, given the one it is pinned to.
+type EndpointDecision string
+
+// The outcomes of DecideEndpoint.
+const (
+	// EndpointFirst: nothing is pinned under the name yet; the endpoint is
+	// trusted and pinned on engagement.
+	EndpointFirst EndpointDecision = "First"
+	// EndpointUnchanged: same server and CA, such as a token rotation.
+	EndpointUnchanged EndpointDecision = "Unchanged"
+	// EndpointChangeAccepted: the endpoint changed and the acknowledgement
+	// names the new one.
+	EndpointChangeAccepted EndpointDecision = "ChangeAccepted"
+	// EndpointChangeRefused: the endpoint changed without a matching
+	// acknowledgement.
+	EndpointChangeRefused EndpointDecision = "ChangeRefused"
+)
+
+// DecideEndpoint compares next, a registration's endpoint fingerprint, with
+// pinned, the one its cluster was last engaged with ("" for none), and
+// acknowledged, the AcceptEndpointAnnotation value ("" when absent). Case
+// and surrounding spaces of the acknowledgement do not count, so a value
+// pasted from sha256sum or typed in upper case still matches. It is pure.
+func DecideEndpoint(pinned, next, acknowledged string) EndpointDecision {
+	switch {
+	case pinned == "":
+		return EndpointFirst
+	case pinned == next:
+		return EndpointUnchanged
+	case next != "" && strings.EqualFold(strings.TrimSpace(acknowledged), next):
+		return EndpointChangeAccepted
+	default:
+		return EndpointChangeRefused
+	}
+}
+
+// endpointChangeRefusal is the refusal reported for EndpointChangeRefused.
+// It names the annotation and never the server, the CA or either
+// fingerprint: whoever acknowledges must compute it from a server and CA
+// they have checked, which is the check the annotation exists for.
+func endpointChangeRefusal() error {
+	return refuse(RefusedEndpointChanged,
+		"the server or certificate authority differs from the one Anvil is engaged with; "+
+			"to accept the change, set annotation %s to the fingerprint of the new server and CA", AcceptEndpointAnnotation)
+}
+
+// endpointGate decides whether reg may engage under name and, when it may
+// not, reports the refusal: a metric, a log line, a Warning Event on the
+// Secret and the reason Resolve gives. It returns the decision.
+func (r *Registry) endpointGate(log logr.Logger, secret *corev1.Secret, name string, reg *Registration) EndpointDecision {
+	d := DecideEndpoint(r.pin(name), reg.Endpoint, reg.AcceptedEndpoint)
+	if d != EndpointChangeRefused {
+		return d
+	}
+	err := endpointChangeRefusal()
+	refusalsTotal.WithLabelValues(string(RefusedEndpointChanged)).Inc()
+	log.Info("refusing a changed server or certificate authority", "reason", string(RefusedEndpointChanged))
+	r.recorder.Eventf(secret, nil, corev1.EventTypeWarning, ReasonEndpointChangeRefused, "Register",
+		"Anvil does not use this registration: %s", err.Error())
+	// Disengaging, not staying on the old client: the Secret no longer
+	// describes that engagement (its token may be revoked), and every object
+	// naming the cluster should say why it stopped.
+	r.disengage(name, "its registration Secret was refused ("+err.Error()+")")
+	return d
+}
+
+// pin returns the endpoint fingerprint name was last engaged with.
+func (r *Registry) pin(name string) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.pins[name]
+}

@@ -1,0 +1,197 @@
+package targetcluster_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/kubeconfig"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// An engaged registration whose server and CA change is refused until the
+// Secret carries the new endpoint's fingerprint; a token rotation needs no
+// acknowledgement; an acknowledgement left on the Secret does not approve
+// a later change; nothing says where the endpoint is.
+func TestIntegrationEndpointChangeNeedsTheAcknowledgement(t *testing.T) {
+	startOperator(t)
+	ctx := context.Background()
+	a, b := env.ComputeCluster("compute-a"), env.ComputeCluster("compute-b")
+	const name = "pinned"
+	onA, err := a.RegistrationKubeconfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	onB := computeBRegistration(ctx, t).Data[targetcluster.KubeconfigKey]
+	s := targetcluster.BuildRegistrationSecret(name, env.ClustersNamespace, onA, "")
+	if err := env.Management.Client.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Management.Client.Delete(ctx, s) })
+	if got, want := clusterUID(t, waitResolves(t, name)), clusterUID(t, testenvRemote(a)); got != want {
+		t.Fatal("the registration does not reach compute-a")
+	}
+	count := engagements(t)
+
+	// Another server and CA, unacknowledged: refused, and disengaged.
+	updateRegistration(ctx, t, name, onB, "")
+	waitRefusedEndpoint(t, name)
+	if n := len(secretEvents(ctx, t, name, targetcluster.ReasonEndpointChangeRefused)); n == 0 {
+		t.Error("no EndpointChangeRefused event on the Secret")
+	}
+	// An acknowledgement of another endpoint (here the old one) changes
+	// nothing.
+	updateRegistration(ctx, t, name, onB, fingerprint(t, onA))
+	time.Sleep(2 * time.Second)
+	if _, err := op.registry.Resolve(name); !strings.Contains(fmtErr(err), string(targetcluster.RefusedEndpointChanged)) {
+		t.Errorf("with the old endpoint's fingerprint, Resolve = %v", err)
+	}
+	if got := engagements(t); got != count {
+		t.Fatalf("an unacknowledged endpoint was engaged (%v engagements, want %v)", got, count)
+	}
+
+	// The new endpoint's fingerprint: engaged on compute-b, with a Warning.
+	updateRegistration(ctx, t, name, onB, fingerprint(t, onB))
+	waitReachesCluster(t, name, b)
+	if len(secretEvents(ctx, t, name, targetcluster.ReasonEndpointChanged)) == 0 {
+		t.Error("no EndpointChanged Warning for the accepted change")
+	}
+
+	// A token rotation on compute-b keeps the endpoint and needs no new
+	// acknowledgement, so a stale one is harmless.
+	cfg, err := b.AddUser("pinned-rotated", "system:masters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated, err := kubeconfig.Embedded("compute-b", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fingerprint(t, rotated) != fingerprint(t, onB) {
+		t.Fatal("the rotated kubeconfig names another endpoint; the test needs the same one")
+	}
+	updateRegistration(ctx, t, name, rotated, fingerprint(t, onA))
+	waitIdentity(t, name, "pinned-rotated")
+
+	// Back to compute-a with compute-b's acknowledgement still on the
+	// Secret: a stale acknowledgement approves nothing.
+	updateRegistration(ctx, t, name, onA, fingerprint(t, onB))
+	waitRefusedEndpoint(t, name)
+
+	var leaks []string
+	for _, raw := range [][]byte{onA, onB, rotated} {
+		kc, err := clientcmd.Load(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range kc.Clusters {
+			leaks = append(leaks, string(c.CertificateAuthorityData))
+		}
+		for _, u := range kc.AuthInfos {
+			leaks = append(leaks, string(u.ClientKeyData))
+		}
+	}
+	assertNoLeak(t, append(leaks, fingerprint(t, onA), fingerprint(t, onB))...)
+	for _, e := range append(secretEvents(ctx, t, name, targetcluster.ReasonEndpointChangeRefused), secretEvents(ctx, t, name, targetcluster.ReasonEndpointChanged)...) {
+		if e.Type != corev1.EventTypeWarning || strings.Contains(e.Message, "https://") || strings.Contains(e.Message, "127.0.0.1") {
+			t.Errorf("event %s %q must be a Warning that names no server", e.Reason, e.Message)
+		}
+	}
+}
+
+// testenvRemote wraps a test cluster's own client like a Remote.
+func testenvRemote(c *testenv.Cluster) *targetcluster.Remote {
+	return &targetcluster.Remote{Name: c.Name, Client: c.Client, Reader: c.Client}
+}
+
+// clusterUID tells clusters apart by the UID of their default namespace.
+func clusterUID(t *testing.T, r *targetcluster.Remote) types.UID {
+	t.Helper()
+	uid, err := defaultNamespaceUID(r)
+	if err != nil {
+		t.Fatalf("reading the default namespace on %s: %v", r.Name, err)
+	}
+	return uid
+}
+
+func defaultNamespaceUID(r *targetcluster.Remote) (types.UID, error) {
+	ns := &corev1.Namespace{}
+	err := r.Reader.Get(context.Background(), client.ObjectKey{Name: "default"}, ns)
+	return ns.UID, err
+}
+
+func fingerprint(t *testing.T, raw []byte) string {
+	t.Helper()
+	kc, err := clientcmd.Load(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := kc.Clusters[kc.Contexts[kc.CurrentContext].Cluster]
+	return targetcluster.EndpointFingerprint(c.Server, c.CertificateAuthorityData)
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// updateRegistration writes the kubeconfig and the acknowledgement ("" for
+// none) onto the named registration Secret.
+func updateRegistration(ctx context.Context, t *testing.T, name string, raw []byte, accept string) {
+	t.Helper()
+	s := &corev1.Secret{}
+	if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: env.ClustersNamespace, Name: name}, s); err != nil {
+		t.Fatal(err)
+	}
+	s.Data[targetcluster.KubeconfigKey] = raw
+	delete(s.Annotations, targetcluster.AcceptEndpointAnnotation)
+	if accept != "" {
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		s.Annotations[targetcluster.AcceptEndpointAnnotation] = accept
+	}
+	if err := env.Management.Client.Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitRefusedEndpoint waits until the name resolves to the EndpointChanged
+// refusal.
+func waitRefusedEndpoint(t *testing.T, name string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, err := op.registry.Resolve(name)
+		return targetcluster.IsUnavailable(err) && strings.Contains(err.Error(), string(targetcluster.RefusedEndpointChanged)), nil
+	})
+	if err != nil {
+		t.Fatalf("%s was not refused for its endpoint: %v", name, lastResolveError(name))
+	}
+}
+
+// waitReachesCluster waits until the name resolves to a client of c.
+func waitReachesCluster(t *testing.T, name string, c *testenv.Cluster) {
+	t.Helper()
+	want := clusterUID(t, testenvRemote(c))
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		r, err := op.registry.Resolve(name)
+		if err != nil {
+			return false, nil //nolint:nilerr // not engaged yet
+		}
+		uid, err := defaultNamespaceUID(r)
+		return err == nil && uid == want, nil
+	})
+	if err != nil {
+		t.Fatalf("%s never reached %s: %v", name, c.Name, lastResolveError(name))
+	}
+}

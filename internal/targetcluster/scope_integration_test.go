@@ -1,0 +1,105 @@
+package targetcluster_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// A registration scoped to one namespace, with a token that may write
+// everywhere: every write path refuses the other namespaces before the
+// apiserver sees a request, and cluster-scoped writes are left to the token.
+func TestIntegrationScopeHoldsOnEveryRemoteWrite(t *testing.T) {
+	startOperator(t)
+	ctx := context.Background()
+	a := env.ComputeCluster("compute-a")
+	raw, err := a.RegistrationKubeconfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name, outside = "compute-a-wide-token", "default"
+	s := targetcluster.BuildRegistrationSecret(name, env.ClustersNamespace, raw, testenv.WorkloadNamespace)
+	if err := env.Management.Client.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Management.Client.Delete(ctx, s) })
+	remote := waitResolves(t, name)
+
+	// An object Anvil would own, outside the scope, written behind its back.
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "scope-owner", Namespace: outside}}
+	owned := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "scope-child", Namespace: outside, Labels: map[string]string{
+		targetcluster.OwnerKindLabel: "ConfigMap", targetcluster.OwnerNameLabel: "scope-owner", targetcluster.OwnerNamespaceLabel: outside,
+	}}, Data: map[string]string{"k": "v"}}
+	if err := a.Client.Create(ctx, owned.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Client.Delete(ctx, owned) })
+	if err := remote.Reader.Get(ctx, client.ObjectKeyFromObject(owned), owned); err != nil {
+		t.Fatal(err)
+	}
+
+	apply := &unstructured.Unstructured{}
+	apply.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"})
+	apply.SetNamespace(outside)
+	apply.SetName("scope-applied")
+	writes := map[string]error{
+		"Create":              remote.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "scope-created", Namespace: outside}}),
+		"Update":              remote.Client.Update(ctx, owned.DeepCopy()),
+		"Patch":               remote.Client.Patch(ctx, owned.DeepCopy(), client.MergeFrom(owned)),
+		"Apply":               remote.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(targetcluster.FieldOwner)),
+		"Delete":              remote.Client.Delete(ctx, owned.DeepCopy()),
+		"DeleteAllOf there":   remote.Client.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(outside)),
+		"DeleteAllOf all":     remote.Client.DeleteAllOf(ctx, &corev1.ConfigMap{}),
+		"Status().Patch":      remote.Client.Status().Patch(ctx, owned.DeepCopy(), client.MergeFrom(owned)),
+		"Children.Apply":      targetcluster.ChildrenOn(remote).Apply(ctx, env.Scheme, owner, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "scope-child", Namespace: outside}}),
+		"Sweep":               targetcluster.Sweep(ctx, remote, env.Scheme, owner, []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}}),
+		"SubResource().Apply": remote.Client.SubResource("status").Apply(ctx, client.ApplyConfigurationFromUnstructured(apply)),
+	}
+	for op, err := range writes {
+		want := outside
+		if op == "DeleteAllOf all" {
+			want = "" // every namespace
+		}
+		var refused *targetcluster.NamespaceNotAllowedError
+		if !errors.As(err, &refused) || refused.Cluster != name || refused.Namespace != want {
+			t.Errorf("%s outside the scope = %v, want a NamespaceNotAllowedError naming %q", op, err, want)
+		}
+	}
+	if deleted, err := targetcluster.ChildrenOn(remote).Delete(ctx, env.Scheme, owner, owned.DeepCopy()); deleted || err != nil {
+		t.Errorf("Children.Delete outside the scope = %v, %v; want nothing done", deleted, err)
+	}
+	live := &corev1.ConfigMap{}
+	if err := a.Client.Get(ctx, client.ObjectKeyFromObject(owned), live); err != nil || live.ResourceVersion != owned.ResourceVersion {
+		t.Errorf("the object outside the scope was touched: %v (resourceVersion %s, was %s)", err, live.ResourceVersion, owned.ResourceVersion)
+	}
+	for _, n := range []string{"scope-created", "scope-applied"} {
+		if err := a.Client.Get(ctx, client.ObjectKey{Namespace: outside, Name: n}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+			t.Errorf("%s reached the apiserver: %v", n, err)
+		}
+	}
+
+	// Inside the scope, and for a cluster-scoped kind, the client writes.
+	inside := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "scope-inside", Namespace: testenv.WorkloadNamespace}}
+	if err := remote.Client.Create(ctx, inside); err != nil {
+		t.Errorf("a write inside the scope failed: %v", err)
+	}
+	if err := remote.Client.Delete(ctx, inside); err != nil {
+		t.Errorf("a delete inside the scope failed: %v", err)
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "anvil-scope-test"}}
+	if err := remote.Client.Create(ctx, role); err != nil {
+		t.Errorf("a cluster-scoped write was refused: %v", err)
+	}
+	_ = a.Client.Delete(ctx, role)
+}
