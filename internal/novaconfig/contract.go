@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Keys of the contract Secret and the path a compute mounts it at. They are
@@ -15,9 +16,12 @@ import (
 const (
 	// KeyConfig holds the nova.conf fragment.
 	KeyConfig = "nova-compute.conf"
-	// KeyTransportURL holds the rabbit:// URL with the broker credentials.
+	// KeyTransportURL holds the rabbit:// URL with the broker credentials,
+	// spelled with EnvLiteral because the pool passes it to nova-compute as
+	// an OS_ variable, which oslo.config expands.
 	KeyTransportURL = "transport_url"
-	// KeyPassword holds the nova service user's password.
+	// KeyPassword holds the nova service user's password, spelled with
+	// EnvLiteral for the same reason.
 	KeyPassword = "password"
 	// KeyMetadataSecret holds the secret the metadata agent signs requests with.
 	KeyMetadataSecret = "metadata_proxy_shared_secret"
@@ -166,6 +170,9 @@ func render(in ContractInput, v view) (map[string][]byte, error) {
 	if name, ok := firstUnsafeSection(all); ok {
 		return nil, &UnsafeValueError{Section: name}
 	}
+	if name, ok := firstSectionWhere(envCredentialSections(in, v), hasBackslashDollar); ok {
+		return nil, &UnsafeValueError{Section: name, Reason: BackslashDollar}
+	}
 	if err := CheckTransportURL(v.transportURL); err != nil {
 		return nil, fmt.Errorf("%s: %w", v.transportInput, err)
 	}
@@ -175,8 +182,8 @@ func render(in ContractInput, v view) (map[string][]byte, error) {
 	}
 	data := map[string][]byte{
 		KeyConfig:         conf,
-		KeyTransportURL:   []byte(v.transportURL),
-		KeyPassword:       []byte(in.Password),
+		KeyTransportURL:   []byte(EnvLiteral(v.transportURL)),
+		KeyPassword:       []byte(EnvLiteral(in.Password)),
 		KeyMetadataSecret: []byte(in.MetadataSharedSecret),
 		KeyCellName:       []byte(in.CellName),
 	}
@@ -320,6 +327,25 @@ func credentialSections(in ContractInput, v view) []Section {
 		out = append(out, Section{"cinder", password})
 	}
 	return out
+}
+
+// envCredentialSections are the credentials a pool hands nova-compute as
+// OS_<GROUP>__<OPT> variables, by the section that reads them: only these
+// keys are spelled with EnvLiteral, so only they are held to its limit.
+func envCredentialSections(in ContractInput, v view) []Section {
+	return []Section{
+		{"DEFAULT", []Option{{KeyTransportURL, v.transportURL}}},
+		{"keystone_authtoken", []Option{{KeyPassword, in.Password}}},
+	}
+}
+
+// EnvLiteral spells v so that oslo.config reads back exactly v from an
+// OS_<GROUP>__<OPT> variable, which it expands like a file's value: every
+// '$' is doubled. No spelling survives a backslash before a '$', so the
+// renderers refuse one (BackslashDollar). Unlike literal it adds no quotes,
+// because a variable's value is neither trimmed nor unquoted.
+func EnvLiteral(v string) string {
+	return strings.ReplaceAll(v, "$", "$$")
 }
 
 // join concatenates option lists into a fresh slice, so no section shares

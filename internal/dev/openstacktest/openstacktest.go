@@ -206,6 +206,29 @@ func (cl *Cleanup) User(name, password string) string {
 	return id
 }
 
+// ServiceUser creates a user in the Default domain holding what the set's
+// nova service user holds, admin and service on project service, so a
+// service can run as it; the user is deleted later, with its grants.
+func (cl *Cleanup) ServiceUser(name, password string) string {
+	cl.tb.Helper()
+	id := cl.User(name, password)
+	ctx := cl.tb.Context()
+	project, err := cl.session.FindProject(ctx, "service", "default")
+	if err != nil || project == "" {
+		cl.tb.Fatalf("finding project service: %v", err)
+	}
+	for _, role := range []string{"admin", "service"} {
+		roleID, err := cl.session.FindRole(ctx, role)
+		if err != nil || roleID == "" {
+			cl.tb.Fatalf("finding role %s: %v", role, err)
+		}
+		if err := cl.session.AssignRole(ctx, roleID, id, project); err != nil {
+			cl.tb.Fatalf("granting %s to user %s: %v", role, name, err)
+		}
+	}
+	return id
+}
+
 // Aggregate creates an aggregate, and later removes its hosts and deletes it.
 func (cl *Cleanup) Aggregate(name, zone string) openstack.Aggregate {
 	cl.tb.Helper()
