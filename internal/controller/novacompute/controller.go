@@ -93,6 +93,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=kvm.cloud.sap,resources=hypervisors,verbs=get;list;watch;patch
@@ -141,6 +142,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 // each needs what the earlier ones produced.
 func (r *Reconciler) steps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
+		{Condition: novav1alpha1.NovaReadyCondition, Run: r.reconcilePolicy},
 		{Condition: novav1alpha1.NovaReadyCondition, Run: r.reconcileNovaRef},
 		{Condition: novav1alpha1.NodesReadyCondition, Run: r.reconcileNodes},
 		{Condition: novav1alpha1.ConfigReadyCondition, Run: r.reconcilePoolConfig},
