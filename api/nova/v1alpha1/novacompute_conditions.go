@@ -42,6 +42,10 @@ const (
 	WaitingForServiceUserSecretReason = "WaitingForServiceUserSecret"
 	// NovaErrorReason: reading the Nova or its inputs failed.
 	NovaErrorReason = "NovaError"
+	// NovaReady also reads KeystoneEndpointNotAllowedReason, the Nova's
+	// reason of the same name: the pool authenticates at the Nova's
+	// keystoneEndpoint, so it checks the host itself before any OpenStack
+	// call, in case the Nova published its contract under an earlier spec.
 )
 
 // Reasons of NodesReady.

@@ -17,6 +17,7 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/openstack"
 	"github.com/anvil/anvil/internal/poolpolicy"
 	"github.com/anvil/anvil/internal/targetcluster"
@@ -82,6 +83,10 @@ type Reconciler struct {
 	Resync time.Duration
 	// Policy is what a pool may run; the zero value is the default policy.
 	Policy poolpolicy.Policy
+	// Keystone limits the hosts the pool authenticates at with its Nova's
+	// service password; the zero value admits only an owning
+	// ControlPlane's Keystone.
+	Keystone keystonepolicy.Policy
 
 	onboarding onboardingTracker
 }
