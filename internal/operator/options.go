@@ -82,6 +82,9 @@ type Options struct {
 	// also in ClustersNamespace), so it needs, and holds, nothing of any
 	// other namespace. Empty means every namespace.
 	WatchNamespaces []string
+	// AllowedKeystoneHosts are the Keystone hosts a Nova may name besides
+	// its owning ControlPlane's; see keystonehosts.go.
+	AllowedKeystoneHosts []string
 }
 
 // BindFlags registers the options on a flag set with their defaults.
@@ -122,6 +125,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 			o.AllowedImageRepositories = splitList(v)
 			return nil
 		})
+	o.bindKeystoneHostsFlag(fs)
 }
 
 // splitList reads a comma-separated flag value, dropping blanks.
@@ -167,6 +171,7 @@ func (o *Options) Validate() error {
 	if o.HealthProbeBindAddress == "" {
 		errs = append(errs, errors.New("--health-probe-bind-address must not be empty"))
 	}
+	errs = append(errs, o.validateKeystoneHosts())
 	return errors.Join(errs...)
 }
 
@@ -254,7 +259,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 	if err := reg.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the target-cluster registry: %w", err)
 	}
-	novaReconciler := &nova.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg}
+	novaReconciler := &nova.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, Keystone: o.KeystonePolicy()}
 	if err := novaReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Nova controller: %w", err)
 	}
@@ -262,7 +267,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 	if err := cpReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the ControlPlane controller: %w", err)
 	}
-	poolReconciler := &novacompute.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, Resync: o.PoolResync, Policy: o.PoolPolicy()}
+	poolReconciler := &novacompute.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, Resync: o.PoolResync, Policy: o.PoolPolicy(), Keystone: o.KeystonePolicy()}
 	if err := poolReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the NovaCompute controller: %w", err)
 	}
@@ -279,7 +284,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 		return nil, fmt.Errorf("setting up the NeutronMetadataAgent controller: %w", err)
 	}
 	if o.EnableWebhooks {
-		if err := anvilwebhook.SetupNovaWebhook(mgr); err != nil {
+		if err := anvilwebhook.SetupNovaWebhook(mgr, o.KeystonePolicy()); err != nil {
 			return nil, fmt.Errorf("setting up the Nova webhook: %w", err)
 		}
 		if err := anvilwebhook.SetupControlPlaneWebhook(mgr); err != nil {

@@ -1,7 +1,8 @@
 // Package poolpolicy is what the operator lets a NovaCompute pool run. A
 // pool becomes a privileged, hostNetwork DaemonSet on every node it
-// selects, so whoever may create a pool must not choose any image, or land
-// on control-plane nodes. The admission webhook and the pool controller
+// selects, so whoever may create a pool must not choose any image, land on
+// control-plane nodes, or create one in a namespace a cluster administrator
+// has not opted in. The admission webhook and the pool controller
 // both ask this package, so a pool that bypassed admission is refused again
 // before anything is written. It is pure.
 package poolpolicy

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
@@ -59,6 +60,33 @@ func TestCheck(t *testing.T) {
 			}
 			if len(errs) != 1 || errs[0].Field != tt.wantPath || !strings.Contains(errs[0].Detail, "privileged") {
 				t.Errorf("errs = %v, want one refusal of %s", errs, tt.wantPath)
+			}
+		})
+	}
+}
+
+func TestCheckNamespace(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		labels map[string]string
+		ok     bool
+	}{
+		{name: "opted in", labels: map[string]string{novav1alpha1.PrivilegedPoolsLabel: "true"}, ok: true},
+		{name: "no labels"},
+		{name: "another value", labels: map[string]string{novav1alpha1.PrivilegedPoolsLabel: "yes"}},
+		{name: "Pod Security's privileged level is no opt-in", labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-x", Labels: tt.labels}}
+			err := CheckNamespace(ns)
+			if tt.ok {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || err.Field != "metadata.namespace" || !strings.Contains(err.Detail, "team-x") || !strings.Contains(err.Detail, novav1alpha1.PrivilegedPoolsLabel) {
+				t.Errorf("err = %v, want a refusal naming the namespace and the label", err)
 			}
 		})
 	}

@@ -2,35 +2,96 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/keystonepolicy"
 )
 
 // +kubebuilder:webhook:path=/validate-nova-openstack-c5c3-io-v1alpha1-nova,mutating=false,failurePolicy=fail,sideEffects=None,groups=nova.openstack.c5c3.io,resources=novas,verbs=create;update,versions=v1alpha1,name=vnova.openstack.c5c3.io,admissionReviewVersions=v1
 
 // NovaValidator checks a Nova beyond its schema.
-type NovaValidator struct{}
+type NovaValidator struct {
+	// Keystone limits the hosts a Nova may send its service password to;
+	// the Nova and pool controllers check the same policy again.
+	Keystone keystonepolicy.Policy
+	// ControlPlanes reads the Nova's owning ControlPlane, whose declared
+	// Keystone a child may name. It reads the apiserver, not a cache, so
+	// a ControlPlane's new Keystone counts as soon as it projects a child.
+	ControlPlanes client.Reader
+}
 
-// SetupNovaWebhook registers the validator with the manager's webhook server.
-func SetupNovaWebhook(mgr ctrl.Manager) error {
-	return ctrl.NewWebhookManagedBy(mgr, &novav1alpha1.Nova{}).WithValidator(NovaValidator{}).Complete()
+// SetupNovaWebhook registers the validator with the manager's webhook
+// server; keystone is the operator's Keystone host policy.
+func SetupNovaWebhook(mgr ctrl.Manager, keystone keystonepolicy.Policy) error {
+	v := NovaValidator{Keystone: keystone, ControlPlanes: mgr.GetAPIReader()}
+	return ctrl.NewWebhookManagedBy(mgr, &novav1alpha1.Nova{}).WithValidator(v).Complete()
 }
 
 // ValidateCreate implements admission.Validator.
-func (NovaValidator) ValidateCreate(_ context.Context, nova *novav1alpha1.Nova) (admission.Warnings, error) {
-	return nil, toInvalid(nova, ValidateNova(nova))
+func (v NovaValidator) ValidateCreate(ctx context.Context, nova *novav1alpha1.Nova) (admission.Warnings, error) {
+	policy, err := v.checkKeystone(ctx, nova)
+	if err != nil {
+		return nil, err
+	}
+	return nil, toInvalid(nova, append(ValidateNova(nova), policy...))
 }
 
-// ValidateUpdate implements admission.Validator.
-func (NovaValidator) ValidateUpdate(_ context.Context, _, nova *novav1alpha1.Nova) (admission.Warnings, error) {
-	return nil, toInvalid(nova, ValidateNova(nova))
+// ValidateUpdate implements admission.Validator. The Keystone policy is
+// checked only when a Keystone URL or the controlling owner changes, so
+// that a tightened policy never blocks the teardown of an existing Nova;
+// the controllers still refuse to use such a Nova.
+func (v NovaValidator) ValidateUpdate(ctx context.Context, old, nova *novav1alpha1.Nova) (admission.Warnings, error) {
+	errs := ValidateNova(nova)
+	if keystoneChanged(old, nova) {
+		policy, err := v.checkKeystone(ctx, nova)
+		if err != nil {
+			return nil, err
+		}
+		errs = append(errs, policy...)
+	}
+	return nil, toInvalid(nova, errs)
+}
+
+// checkKeystone returns every Keystone URL of nova the policy refuses. It
+// fails closed: an owner that cannot be read refuses the request.
+func (v NovaValidator) checkKeystone(ctx context.Context, nova *novav1alpha1.Nova) (field.ErrorList, error) {
+	if v.ControlPlanes == nil {
+		return nil, errors.New("the Nova webhook has no ControlPlane reader")
+	}
+	cp, err := keystonepolicy.ControlPlaneOf(ctx, v.ControlPlanes, nova)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return v.Keystone.Check(nova, cp), nil
+}
+
+// keystoneChanged tells whether an update touches what the Keystone
+// policy decides on: a Keystone URL, or a controller reference set or
+// replaced, which makes the Nova a ControlPlane's child. A reference
+// removed is not checked here, since the garbage collector removes it
+// when it orphans a child and must not be refused; the controllers
+// refuse such a Nova if its hosts are no longer admitted.
+func keystoneChanged(old, nova *novav1alpha1.Nova) bool {
+	rc := func(n *novav1alpha1.Nova) string {
+		if n.Spec.RemoteCompute == nil {
+			return ""
+		}
+		return n.Spec.RemoteCompute.KeystoneEndpoint
+	}
+	return old.Spec.KeystoneEndpoint != nova.Spec.KeystoneEndpoint ||
+		old.Spec.KeystonePublicEndpoint != nova.Spec.KeystonePublicEndpoint || rc(old) != rc(nova) ||
+		(metav1.GetControllerOf(nova) != nil && !equality.Semantic.DeepEqual(metav1.GetControllerOf(old), metav1.GetControllerOf(nova)))
 }
 
 // ValidateDelete implements admission.Validator; deletion is always allowed.

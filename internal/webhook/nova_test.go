@@ -4,6 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 )
 
@@ -71,6 +75,43 @@ func TestValidateNova(t *testing.T) {
 			}
 			if !found {
 				t.Errorf("errors %v do not reject %s with %q", errs, tt.wantField, tt.wantMsg)
+			}
+		})
+	}
+}
+
+func TestKeystoneChanged(t *testing.T) {
+	owner := func(name string) func(*novav1alpha1.Nova) {
+		return func(n *novav1alpha1.Nova) {
+			n.OwnerReferences = []metav1.OwnerReference{{APIVersion: "c5c3.io/v1alpha1", Kind: "ControlPlane", Name: name, UID: types.UID(name), Controller: ptr.To(true)}}
+		}
+	}
+	tests := []struct {
+		name   string
+		old    func(*novav1alpha1.Nova)
+		mutate func(*novav1alpha1.Nova)
+		want   bool
+	}{
+		{name: "nothing", mutate: func(*novav1alpha1.Nova) {}},
+		{name: "another field", mutate: func(n *novav1alpha1.Nova) { n.Spec.Region = "RegionTwo" }},
+		{name: "keystoneEndpoint", mutate: func(n *novav1alpha1.Nova) { n.Spec.KeystoneEndpoint = "http://other" }, want: true},
+		{name: "keystonePublicEndpoint", mutate: func(n *novav1alpha1.Nova) { n.Spec.KeystonePublicEndpoint = "https://other" }, want: true},
+		{name: "remoteCompute.keystoneEndpoint", mutate: func(n *novav1alpha1.Nova) { n.Spec.RemoteCompute.KeystoneEndpoint = "https://other" }, want: true},
+		{name: "remoteCompute removed", mutate: func(n *novav1alpha1.Nova) { n.Spec.RemoteCompute = nil }, want: true},
+		{name: "a controller reference set", mutate: owner("cp"), want: true},
+		{name: "a controller reference replaced", old: owner("cp"), mutate: owner("other"), want: true},
+		{name: "a controller reference removed, as the garbage collector does", old: owner("cp"), mutate: func(n *novav1alpha1.Nova) { n.OwnerReferences = nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old := validNova()
+			if tt.old != nil {
+				tt.old(old)
+			}
+			n := old.DeepCopy()
+			tt.mutate(n)
+			if got := keystoneChanged(old, n); got != tt.want {
+				t.Errorf("keystoneChanged = %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
@@ -72,6 +74,10 @@ type NovaComputeValidator struct {
 	// Policy is what the operator lets a pool run; the pool controller
 	// checks the same policy again.
 	Policy poolpolicy.Policy
+	// Namespaces reads the pool's Namespace for its opt-in label. It
+	// reads the apiserver, not a cache, so a label just set or removed
+	// counts at once and no informer holds every Namespace.
+	Namespaces client.Reader
 }
 
 var _ admission.Validator[*novav1alpha1.NovaCompute] = NovaComputeValidator{}
@@ -79,24 +85,52 @@ var _ admission.Validator[*novav1alpha1.NovaCompute] = NovaComputeValidator{}
 // SetupNovaComputeWebhook registers the NovaCompute validator with the
 // manager's webhook server.
 func SetupNovaComputeWebhook(mgr ctrl.Manager, policy poolpolicy.Policy) error {
-	return ctrl.NewWebhookManagedBy(mgr, &novav1alpha1.NovaCompute{}).WithValidator(NovaComputeValidator{Policy: policy}).Complete()
+	v := NovaComputeValidator{Policy: policy, Namespaces: mgr.GetAPIReader()}
+	return ctrl.NewWebhookManagedBy(mgr, &novav1alpha1.NovaCompute{}).WithValidator(v).Complete()
 }
 
 // ValidateCreate implements admission.Validator.
-func (v NovaComputeValidator) ValidateCreate(_ context.Context, nc *novav1alpha1.NovaCompute) (admission.Warnings, error) {
-	return nil, novaComputeInvalid(nc, append(ValidateNovaCompute(nc, nil), v.Policy.Check(nc)...))
+func (v NovaComputeValidator) ValidateCreate(ctx context.Context, nc *novav1alpha1.NovaCompute) (admission.Warnings, error) {
+	policy, err := v.checkPolicy(ctx, nc)
+	if err != nil {
+		return nil, err
+	}
+	return nil, novaComputeInvalid(nc, append(ValidateNovaCompute(nc, nil), policy...))
 }
 
-// ValidateUpdate implements admission.Validator. The policy is checked
-// only when the image or the tolerations change, so that a tightened
-// policy never blocks the teardown or a label of an existing pool; the
-// controller still refuses to roll such a pool out.
-func (v NovaComputeValidator) ValidateUpdate(_ context.Context, old, nc *novav1alpha1.NovaCompute) (admission.Warnings, error) {
+// ValidateUpdate implements admission.Validator. The policy, the
+// namespace's opt-in included, is checked only when the image or the
+// tolerations change, so that a tightened policy never blocks the
+// teardown or a label of an existing pool; the controller still refuses
+// to roll such a pool out.
+func (v NovaComputeValidator) ValidateUpdate(ctx context.Context, old, nc *novav1alpha1.NovaCompute) (admission.Warnings, error) {
 	errs := ValidateNovaCompute(nc, old)
 	if !equality.Semantic.DeepEqual(old.Spec.Image, nc.Spec.Image) || !equality.Semantic.DeepEqual(old.Spec.Tolerations, nc.Spec.Tolerations) {
-		errs = append(errs, v.Policy.Check(nc)...)
+		policy, err := v.checkPolicy(ctx, nc)
+		if err != nil {
+			return nil, err
+		}
+		errs = append(errs, policy...)
 	}
 	return nil, novaComputeInvalid(nc, errs)
+}
+
+// checkPolicy returns every way nc breaks the operator's pool policy: its
+// image, its tolerations and its namespace's opt-in. It fails closed: a
+// Namespace that cannot be read refuses the request.
+func (v NovaComputeValidator) checkPolicy(ctx context.Context, nc *novav1alpha1.NovaCompute) (field.ErrorList, error) {
+	errs := v.Policy.Check(nc)
+	if v.Namespaces == nil {
+		return nil, errors.New("the NovaCompute webhook has no Namespace reader")
+	}
+	ns := &corev1.Namespace{}
+	if err := v.Namespaces.Get(ctx, client.ObjectKey{Name: nc.Namespace}, ns); err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("reading namespace %s for its %s label: %w", nc.Namespace, novav1alpha1.PrivilegedPoolsLabel, err))
+	}
+	if err := poolpolicy.CheckNamespace(ns); err != nil {
+		errs = append(errs, err)
+	}
+	return errs, nil
 }
 
 // ValidateDelete implements admission.Validator; deletion is always allowed.

@@ -6,9 +6,14 @@ import (
 	"testing"
 
 	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/poolpolicy"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
 )
+
+// allowedKeystone is the one Keystone host the suite's operator admits
+// besides a ControlPlane's own.
+const allowedKeystone = "keystone.openstack.svc"
 
 var (
 	env     *testenv.Environment
@@ -44,7 +49,7 @@ func runManager(e *testenv.Environment) error {
 	if err := anvilwebhook.SetupControlPlaneWebhook(mgr); err != nil {
 		return err
 	}
-	if err := anvilwebhook.SetupNovaWebhook(mgr); err != nil {
+	if err := anvilwebhook.SetupNovaWebhook(mgr, keystonepolicy.Policy{AllowedHosts: []string{allowedKeystone}}); err != nil {
 		return err
 	}
 	if err := anvilwebhook.SetupNovaComputeWebhook(mgr, poolpolicy.Policy{}); err != nil {

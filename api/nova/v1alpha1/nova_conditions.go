@@ -100,6 +100,13 @@ const (
 	// WaitingForInputsReason: an input Secret or key of the in-cluster
 	// contract does not exist yet.
 	WaitingForInputsReason = "WaitingForInputs"
+	// KeystoneEndpointNotAllowedReason: a Keystone URL of the spec names a
+	// host that is neither the owning ControlPlane's declared Keystone nor
+	// on the operator's --allowed-keystone-hosts (which admission also
+	// enforces). Nothing is published or written, so no password is sent
+	// there; the message names the field and the host. It is terminal until
+	// the spec, the ControlPlane or the operator's flag changes.
+	KeystoneEndpointNotAllowedReason = "KeystoneEndpointNotAllowed"
 )
 
 // Reasons of ManageConfigReady.

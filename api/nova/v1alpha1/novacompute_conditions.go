@@ -42,6 +42,10 @@ const (
 	WaitingForServiceUserSecretReason = "WaitingForServiceUserSecret"
 	// NovaErrorReason: reading the Nova or its inputs failed.
 	NovaErrorReason = "NovaError"
+	// NovaReady also reads KeystoneEndpointNotAllowedReason, the Nova's
+	// reason of the same name: the pool authenticates at the Nova's
+	// keystoneEndpoint, so it checks the host itself before any OpenStack
+	// call, in case the Nova published its contract under an earlier spec.
 )
 
 // Reasons of NodesReady.
@@ -84,7 +88,19 @@ const (
 	// written; the message names the field. It is terminal until the spec
 	// or the policy changes.
 	RefusedByPolicyReason = "RefusedByPolicy"
+	// NamespaceNotOptedInReason: the pool's namespace does not carry
+	// PrivilegedPoolsLabel with the value "true" (which admission also
+	// enforces), so nothing is written for the pool; the message names the
+	// namespace and the label. The pool checks again every resync, so
+	// labelling the namespace takes effect within a minute.
+	NamespaceNotOptedInReason = "NamespaceNotOptedIn"
 )
+
+// PrivilegedPoolsLabel opts a management namespace in to NovaCompute
+// pools, with the value "true". A pool becomes a privileged hostNetwork
+// DaemonSet, so the right to create one in a namespace is the cluster
+// administrator's to grant, not whoever may create a NovaCompute there.
+const PrivilegedPoolsLabel = "openstack.c5c3.io/privileged-pools"
 
 // Reasons of AggregatesReady.
 const (

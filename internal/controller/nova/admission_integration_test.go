@@ -42,6 +42,8 @@ func TestIntegrationNovaAdmission(t *testing.T) {
 		}, want: []string{"image: set exactly one of tag or digest"}},
 		{name: "Keystone without scheme", mutate: func(n *novav1alpha1.Nova) { n.Spec.KeystoneEndpoint = "keystone:5000" },
 			want: []string{"spec.keystoneEndpoint"}},
+		{name: "Keystone on a host the operator does not admit", mutate: func(n *novav1alpha1.Nova) { n.Spec.KeystoneEndpoint = "http://10.0.0.7:5000/v3" },
+			want: []string{"spec.keystoneEndpoint: Forbidden", "host 10.0.0.7:5000 is not allowed", "--allowed-keystone-hosts"}},
 		{name: "name too long", mutate: func(n *novav1alpha1.Nova) { n.Name = strings.Repeat("n", 42) },
 			want: []string{"metadata.name must be at most 41 characters"}},
 		{name: "reserved suffix", mutate: func(n *novav1alpha1.Nova) { n.Name = "cloud-api" },

@@ -1,5 +1,6 @@
 // Package nova reconciles Nova objects: it runs Nova's control plane and
 // publishes what hypervisors need to join it. A pass
+//   - refuses a Keystone URL whose host the operator does not admit;
 //   - publishes the compute contract, {nova}-compute-config, and while
 //     remoteCompute is set its remote form {nova}-remote-compute-config;
 //   - publishes {nova}-manage-config, the databases the pools' host
@@ -28,6 +29,7 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/novaconfig"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -58,6 +60,9 @@ type Reconciler struct {
 	Teardown *targetcluster.Teardown
 	// Recorder records the events of condition transitions.
 	Recorder events.EventRecorder
+	// Keystone limits the hosts a Nova may send its service password to;
+	// the zero value admits only an owning ControlPlane's Keystone.
+	Keystone keystonepolicy.Policy
 }
 
 // +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novas,verbs=get;list;watch;patch
@@ -89,6 +94,7 @@ type pass struct {
 // steps are the pass's steps in order, each with the condition it owns.
 func (r *Reconciler) steps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
+		{Condition: novav1alpha1.ComputeConfigReadyCondition, Run: r.reconcileKeystonePolicy},
 		{Condition: novav1alpha1.ComputeConfigReadyCondition, Run: r.reconcileCluster},
 		{Condition: novav1alpha1.ComputeConfigReadyCondition, Run: r.reconcileComputeConfig},
 		{Condition: novav1alpha1.ManageConfigReadyCondition, Run: r.reconcileManageConfig},

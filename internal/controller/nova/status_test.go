@@ -44,17 +44,19 @@ func TestFailingStepLeavesReadyNotTrue(t *testing.T) {
 		wantReason     string
 		wantGeneration int64
 	}{
-		{name: "cluster unavailable", step: 0, err: flow.Wait(novav1alpha1.ComputeConfigReadyCondition, anvilmeta.TargetClusterUnavailableReason, time.Second, "gone"),
+		{name: "Keystone host refused", step: 0, err: flow.Invalid(novav1alpha1.ComputeConfigReadyCondition, novav1alpha1.KeystoneEndpointNotAllowedReason, errors.New("spec.keystoneEndpoint: host evil.example:443 is not allowed")),
+			wantCondition: novav1alpha1.ComputeConfigReadyCondition, wantReason: novav1alpha1.KeystoneEndpointNotAllowedReason, wantGeneration: 2},
+		{name: "cluster unavailable", step: 1, err: flow.Wait(novav1alpha1.ComputeConfigReadyCondition, anvilmeta.TargetClusterUnavailableReason, time.Second, "gone"),
 			wantCondition: novav1alpha1.ComputeConfigReadyCondition, wantReason: anvilmeta.TargetClusterUnavailableReason, wantGeneration: 2},
-		{name: "missing input", step: 1, err: computeConfigError(missing),
+		{name: "missing input", step: 2, err: computeConfigError(missing),
 			wantCondition: novav1alpha1.ComputeConfigReadyCondition, wantReason: novav1alpha1.WaitingForInputsReason, wantGeneration: 2},
-		{name: "foreign Secret", step: 1, err: computeConfigError(&targetcluster.NotOwnedError{Kind: "Secret", Namespace: "ns", Name: "x"}),
+		{name: "foreign Secret", step: 2, err: computeConfigError(&targetcluster.NotOwnedError{Kind: "Secret", Namespace: "ns", Name: "x"}),
 			wantCondition: novav1alpha1.ComputeConfigReadyCondition, wantReason: novav1alpha1.ComputeConfigErrorReason, wantGeneration: 2},
-		{name: "apiserver error", step: 1, err: computeConfigError(errors.New("etcdserver: request timed out")),
+		{name: "apiserver error", step: 2, err: computeConfigError(errors.New("etcdserver: request timed out")),
 			wantCondition: novav1alpha1.ComputeConfigReadyCondition, wantReason: anvilmeta.ReconcileErrorReason, wantGeneration: 1},
-		{name: "missing database Secret", step: 2, err: manageConfigError(missing),
+		{name: "missing database Secret", step: 3, err: manageConfigError(missing),
 			wantCondition: novav1alpha1.ManageConfigReadyCondition, wantReason: novav1alpha1.WaitingForDatabaseSecretReason, wantGeneration: 2},
-		{name: "manage config apiserver error", step: 2, err: manageConfigError(errors.New("connection refused")),
+		{name: "manage config apiserver error", step: 3, err: manageConfigError(errors.New("connection refused")),
 			wantCondition: novav1alpha1.ManageConfigReadyCondition, wantReason: anvilmeta.ReconcileErrorReason, wantGeneration: 1},
 	}
 	for _, tt := range tests {

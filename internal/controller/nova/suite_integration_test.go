@@ -2,6 +2,7 @@ package nova_test
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/dev/localcloud"
 	"github.com/anvil/anvil/internal/dev/openstacktest"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/operator"
@@ -46,7 +48,8 @@ func startOperator(t *testing.T) *testenv.Environment {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := operator.Setup(context.Background(), mgr, &operator.Options{EnableWebhooks: true}); err != nil {
+		opts := &operator.Options{EnableWebhooks: true, AllowedKeystoneHosts: allowedKeystoneHosts()}
+		if _, err := operator.Setup(context.Background(), mgr, opts); err != nil {
 			t.Fatal(err)
 		}
 		if err := testenv.StartManager(mgr, nil); err != nil {
@@ -54,6 +57,22 @@ func startOperator(t *testing.T) *testenv.Environment {
 		}
 	})
 	return e
+}
+
+// allowedKeystoneHosts are the Keystone hosts this suite's standalone
+// Novas name: the made-up ones of newNova, and the local Keystone's
+// host:port, so that another port of 127.0.0.1 stays refused.
+func allowedKeystoneHosts() []string {
+	hosts := []string{"keystone.openstack.svc", "keystone.example.com"}
+	if cloud == nil {
+		return hosts
+	}
+	for _, key := range []string{localcloud.KeystoneURL, localcloud.KeystonePublicURL} {
+		if u, err := url.Parse(cloud.Endpoints[key]); err == nil && u.Host != "" {
+			hosts = append(hosts, u.Host)
+		}
+	}
+	return hosts
 }
 
 // Test credentials. Every one is searched for in the log and the events.

@@ -17,6 +17,7 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/openstack"
 	"github.com/anvil/anvil/internal/poolpolicy"
 	"github.com/anvil/anvil/internal/targetcluster"
@@ -82,6 +83,10 @@ type Reconciler struct {
 	Resync time.Duration
 	// Policy is what a pool may run; the zero value is the default policy.
 	Policy poolpolicy.Policy
+	// Keystone limits the hosts the pool authenticates at with its Nova's
+	// service password; the zero value admits only an owning
+	// ControlPlane's Keystone.
+	Keystone keystonepolicy.Policy
 
 	onboarding onboardingTracker
 }
@@ -93,6 +98,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=kvm.cloud.sap,resources=hypervisors,verbs=get;list;watch;patch
@@ -141,6 +147,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 // each needs what the earlier ones produced.
 func (r *Reconciler) steps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
+		{Condition: novav1alpha1.NovaReadyCondition, Run: r.reconcilePolicy},
 		{Condition: novav1alpha1.NovaReadyCondition, Run: r.reconcileNovaRef},
 		{Condition: novav1alpha1.NodesReadyCondition, Run: r.reconcileNodes},
 		{Condition: novav1alpha1.ConfigReadyCondition, Run: r.reconcilePoolConfig},

@@ -81,9 +81,14 @@ func holdsNodes(nodes []novav1alpha1.NovaComputeNode) bool {
 }
 
 // novaGoneOrUnreachable tells whether a pass stopped because the Nova is
-// gone or a cluster does not resolve: then there is nothing left to reap
-// in Nova, and the teardown decides about the cluster.
+// gone, a cluster does not resolve, or the Nova's Keystone is one the
+// operator refuses to authenticate at: then there is nothing it can reap
+// in Nova, and the teardown decides about the cluster. A pool that still
+// holds nodes never gets here; it keeps them until it can drain them.
 func novaGoneOrUnreachable(err error) bool {
-	reason := flow.ReasonOf(err)
-	return reason == novav1alpha1.NovaNotFoundReason || reason == anvilmeta.TargetClusterUnavailableReason
+	switch flow.ReasonOf(err) {
+	case novav1alpha1.NovaNotFoundReason, anvilmeta.TargetClusterUnavailableReason, novav1alpha1.KeystoneEndpointNotAllowedReason:
+		return true
+	}
+	return false
 }

@@ -15,11 +15,8 @@ import (
 // needs a pod, and mirrors its counters into the status.
 func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outcome, error) {
 	pool := p.pool
-	// Admission checked the policy; a pool that bypassed it gets no
-	// privileged DaemonSet either. A deleting pool still tears down.
-	if errs := r.Policy.Check(pool); len(errs) > 0 && !p.deleting {
-		return flow.Continue, flow.Invalid(novav1alpha1.DaemonSetReadyCondition, novav1alpha1.RefusedByPolicyReason, errs.ToAggregate())
-	}
+	// The Policy step, first in the pass, refused a pool the policy
+	// forbids before this step could write its DaemonSet.
 	desired := BuildDaemonSet(pool, DaemonSetInput{
 		Image: p.image, PullPolicy: p.pullPolicy, ContractSecret: p.contractSecret, PoolConfigMap: p.poolConfigMap,
 		ContractHash: p.contractHash, Nodes: pool.Status.Nodes, Deleting: p.deleting,

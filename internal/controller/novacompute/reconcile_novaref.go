@@ -13,6 +13,7 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/openstack"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -33,6 +34,17 @@ func (r *Reconciler) reconcileNovaRef(ctx context.Context, p *pass) (flow.Outcom
 			fmt.Errorf("reading Nova %s: %w", pool.Spec.NovaRef.Name, err))
 	}
 	p.nova = nova
+	// The pool authenticates at the Nova's keystoneEndpoint with the
+	// service password, so it checks the host itself: the Nova may have
+	// published its contract under an earlier spec or a wider policy.
+	cp, err := keystonepolicy.ControlPlaneOf(ctx, r.Client, nova)
+	if err != nil {
+		return flow.Continue, flow.Fail(novav1alpha1.NovaReadyCondition, novav1alpha1.NovaErrorReason, err)
+	}
+	if errs := r.Keystone.Check(nova, cp); len(errs) > 0 {
+		return flow.Continue, flow.Invalid(novav1alpha1.NovaReadyCondition, novav1alpha1.KeystoneEndpointNotAllowedReason,
+			fmt.Errorf("Nova %s: %w", nova.Name, errs.ToAggregate()))
+	}
 	if pool.Spec.Image == nil && nova.Status.InstalledRelease == "" {
 		return p.novaWait(novav1alpha1.WaitingForInstalledReleaseReason, "Nova %s reports no installed release yet; the pool's default image follows it", nova.Name)
 	}

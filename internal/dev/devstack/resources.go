@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
@@ -198,7 +199,9 @@ func (s *Stack) applyCRDs(ctx context.Context, cluster string, defs []*apiextens
 }
 
 // createNamespaces creates openstack on every cluster, and the registration
-// and operator namespaces on the management cluster.
+// and operator namespaces on the management cluster. The management
+// cluster's openstack carries the opt-in to NovaCompute pools, so the
+// guide's pool is admitted there as written.
 func (s *Stack) createNamespaces(ctx context.Context, _ *state) (string, error) {
 	for _, name := range s.clusterNames() {
 		c, err := s.clusterClient(ctx, name)
@@ -210,13 +213,38 @@ func (s *Stack) createNamespaces(ctx context.Context, _ *state) (string, error) 
 			namespaces = append(namespaces, clustersNamespace, OperatorNamespace)
 		}
 		for _, ns := range namespaces {
-			obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-			if err := c.Create(ctx, obj); client.IgnoreAlreadyExists(err) != nil {
+			var labels map[string]string
+			if name == ManagementCluster && ns == testenv.WorkloadNamespace {
+				labels = testenv.WorkloadNamespaceLabels()
+			}
+			if err := ensureLabelledNamespace(ctx, c, ns, labels); err != nil {
 				return "", fmt.Errorf("namespace %s on %s: %w", ns, name, err)
 			}
 		}
 	}
 	return "", nil
+}
+
+// ensureLabelledNamespace creates a namespace with labels, or adds the
+// labels to one that exists: a devstack set up before the opt-in existed
+// keeps its namespace, and gets the label on its next up.
+func ensureLabelledNamespace(ctx context.Context, c client.Client, name string, labels map[string]string) error {
+	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	switch err := c.Create(ctx, obj); {
+	case err == nil || (apierrors.IsAlreadyExists(err) && len(labels) == 0):
+		return nil
+	case !apierrors.IsAlreadyExists(err):
+		return err
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
+		return err
+	}
+	patch := client.MergeFrom(obj.DeepCopy())
+	if obj.Labels == nil {
+		obj.Labels = map[string]string{}
+	}
+	maps.Copy(obj.Labels, labels)
+	return c.Patch(ctx, obj, patch)
 }
 
 // registerComputeClusters writes one registration Secret per compute

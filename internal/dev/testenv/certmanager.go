@@ -115,7 +115,7 @@ func InstallCertManagerCRDs(cfg *rest.Config, binDir string) error {
 // does not set are left as the apiserver defaulted them, so a second call
 // writes nothing.
 func EnsureCAClusterIssuer(ctx context.Context, c client.Client) error {
-	if err := ensureNamespace(ctx, c, CertManagerNamespace); err != nil {
+	if err := ensureNamespace(ctx, c, CertManagerNamespace, nil); err != nil {
 		return err
 	}
 	selfSigned := &cmv1.ClusterIssuer{}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/config/crd"
 	webhookconfig "github.com/anvil/anvil/config/webhook"
 	"github.com/anvil/anvil/internal/kubeconfig"
@@ -31,6 +32,8 @@ const (
 	ManagementClusterName = "mgmt"
 
 	// WorkloadNamespace exists on every cluster; Anvil's objects live there.
+	// It carries WorkloadNamespaceLabels on every cluster, though only the
+	// management cluster's opt-in counts, as the devstack's does.
 	WorkloadNamespace = "openstack"
 
 	// registrationUser is the identity a registration kubeconfig carries.
@@ -132,7 +135,7 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	if e.Management, err = e.startCluster(ManagementClusterName, binDir, crds, webhooks); err != nil {
 		return nil, err
 	}
-	if err := ensureNamespace(ctx, e.Management.Client, opts.ClustersNamespace); err != nil {
+	if err := ensureNamespace(ctx, e.Management.Client, opts.ClustersNamespace, nil); err != nil {
 		return nil, err
 	}
 	for i := range opts.ComputeClusters {
@@ -200,10 +203,17 @@ func (e *Environment) startCluster(name, binDir string, crds []*apiextensionsv1.
 	if err := os.WriteFile(c.KubeconfigPath, raw, 0o600); err != nil {
 		return c, err
 	}
-	if err := ensureNamespace(context.Background(), c.Client, WorkloadNamespace); err != nil {
+	if err := ensureNamespace(context.Background(), c.Client, WorkloadNamespace, WorkloadNamespaceLabels()); err != nil {
 		return c, err
 	}
 	return c, nil
+}
+
+// WorkloadNamespaceLabels are the labels WorkloadNamespace carries: the
+// opt-in to NovaCompute pools, which the operator refuses anywhere else.
+// A test that needs a namespace without it creates one of its own.
+func WorkloadNamespaceLabels() map[string]string {
+	return map[string]string{novav1alpha1.PrivilegedPoolsLabel: "true"}
 }
 
 // register writes the registration Secret of a compute cluster onto the
@@ -306,9 +316,9 @@ func (c *Cluster) stop() error {
 	return errors.Join(errs...)
 }
 
-// ensureNamespace creates a namespace unless it already exists.
-func ensureNamespace(ctx context.Context, c client.Client, name string) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+// ensureNamespace creates a namespace with labels unless it already exists.
+func ensureNamespace(ctx context.Context, c client.Client, name string, labels map[string]string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}

@@ -1,0 +1,77 @@
+package keystonepolicy
+
+import (
+	"strings"
+	"testing"
+
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+)
+
+func TestCheck(t *testing.T) {
+	nova := func(internal, public, remote string) *novav1alpha1.Nova {
+		n := &novav1alpha1.Nova{}
+		n.Spec.KeystoneEndpoint, n.Spec.KeystonePublicEndpoint = internal, public
+		if remote != "" {
+			n.Spec.RemoteCompute = &novav1alpha1.RemoteComputeSpec{KeystoneEndpoint: remote}
+		}
+		return n
+	}
+	cp := &c5c3v1alpha1.ControlPlane{}
+	cp.Spec.Services.Keystone = &c5c3v1alpha1.KeystoneSpec{
+		InternalEndpoint: "http://keystone.openstack.svc:5000/v3", Gateway: &c5c3v1alpha1.GatewaySpec{Hostname: "Keystone.Example.com"},
+	}
+	allow := func(hosts ...string) Policy { return Policy{AllowedHosts: hosts} }
+	tests := []struct {
+		name   string
+		policy Policy
+		nova   *novav1alpha1.Nova
+		cp     *c5c3v1alpha1.ControlPlane
+		want   []string // refused fields; none means admitted
+	}{
+		{name: "a standalone Nova without an allowlist", nova: nova("http://keystone.openstack.svc:5000", "", ""), want: []string{"spec.keystoneEndpoint"}},
+		{name: "a host on the allowlist, any port", policy: allow("keystone.openstack.svc"), nova: nova("http://keystone.openstack.svc:5000", "", "")},
+		{name: "a host:port on the allowlist", policy: allow("keystone.openstack.svc:5000"), nova: nova("http://keystone.openstack.svc:5000/v3", "", "")},
+		{name: "another port of a host:port entry", policy: allow("127.0.0.1:5000"), nova: nova("http://127.0.0.1:40123/v3", "", ""), want: []string{"spec.keystoneEndpoint"}},
+		{name: "the scheme's default port", policy: allow("keystone.example.com:443"), nova: nova("https://keystone.example.com/v3", "", "")},
+		{name: "case and a trailing dot", policy: allow("KEYSTONE.example.com."), nova: nova("https://keystone.EXAMPLE.com/v3", "", "")},
+		{name: "a look-alike host", policy: allow("keystone.example.com"), nova: nova("https://keystone.example.com.evil.example/v3", "", ""), want: []string{"spec.keystoneEndpoint"}},
+		{name: "user info that names an allowed host", policy: allow("keystone.example.com"), nova: nova("https://keystone.example.com@evil.example/v3", "", ""), want: []string{"spec.keystoneEndpoint"}},
+		{name: "every field is checked", policy: allow("keystone.openstack.svc"), nova: nova("http://keystone.openstack.svc:5000", "https://evil.example", "https://evil.example"),
+			want: []string{"spec.keystonePublicEndpoint", "spec.remoteCompute.keystoneEndpoint"}},
+		{name: "not a URL", policy: allow("keystone"), nova: nova("keystone:5000", "", ""), want: []string{"spec.keystoneEndpoint"}},
+		{name: "the ControlPlane's Keystone", cp: cp, nova: nova("http://keystone.openstack.svc:5000/v3", "https://keystone.example.com/v3", "https://keystone.example.com/v3")},
+		{name: "the ControlPlane's host on another port", cp: cp, nova: nova("http://keystone.openstack.svc:6000/v3", "", ""), want: []string{"spec.keystoneEndpoint"}},
+		{name: "a ControlPlane child elsewhere", cp: cp, nova: nova("http://evil.example:5000/v3", "", ""), want: []string{"spec.keystoneEndpoint"}},
+		{name: "a ControlPlane child on the allowlist", cp: cp, policy: allow("evil.example"), nova: nova("http://evil.example:5000/v3", "", "")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs := tt.policy.Check(tt.nova, tt.cp)
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Field)
+				if !strings.Contains(e.Detail, "service password") {
+					t.Errorf("%s: detail %q does not say why", e.Field, e.Detail)
+				}
+				if strings.Contains(e.Detail, "@") {
+					t.Errorf("%s: detail %q echoes user info", e.Field, e.Detail)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("refused %v, want %v (%v)", got, tt.want, errs)
+			}
+		})
+	}
+}
+
+func TestValidateHosts(t *testing.T) {
+	for entry, ok := range map[string]bool{
+		"keystone.example.com": true, "keystone.example.com:5000": true, "127.0.0.1:5000": true, "::1": true, "[::1]:5000": true,
+		"https://keystone.example.com": false, "keystone.example.com/v3": false, "keystone:0": false, "keystone:http": false, "": false,
+	} {
+		if err := ValidateHosts([]string{entry}); (err == nil) != ok {
+			t.Errorf("ValidateHosts(%q) = %v, want ok %v", entry, err, ok)
+		}
+	}
+}
