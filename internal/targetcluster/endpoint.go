@@ -9,13 +9,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// AcceptEndpointAnnotation, on a registration Secret, acknowledges a change
-// of the cluster's server or certificate authority. Its value must be the
+// AcceptEndpointAnnotation is the annotation that, on a registration
+// Secret, acknowledges a change of the cluster's server or certificate
+// authority. Its value must be the
 // EndpointFingerprint of the new server and CA, so an acknowledgement left
 // on the Secret approves that one endpoint and never a later change.
 const AcceptEndpointAnnotation = "anvil.c5c3.io/accept-endpoint"
 
-// RefusedEndpointChanged: the server or CA of an engaged registration
+// RefusedEndpointChanged means the server or CA of an engaged registration
 // changed without an AcceptEndpointAnnotation that matches the new one, so
 // the credentials Anvil writes could be redirected to another apiserver.
 const RefusedEndpointChanged RefusalReason = "EndpointChanged"

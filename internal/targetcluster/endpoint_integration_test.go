@@ -23,9 +23,8 @@ import (
 // a later change; nothing says where the endpoint is.
 func TestIntegrationEndpointChangeNeedsTheAcknowledgement(t *testing.T) {
 	startOperator(t)
-	ctx := context.Background()
+	ctx, name := context.Background(), pinnedName
 	a, b := env.ComputeCluster("compute-a"), env.ComputeCluster("compute-b")
-	const name = "pinned"
 	onA, err := a.RegistrationKubeconfig()
 	if err != nil {
 		t.Fatal(err)
@@ -42,14 +41,14 @@ func TestIntegrationEndpointChangeNeedsTheAcknowledgement(t *testing.T) {
 	count := engagements(t)
 
 	// Another server and CA, unacknowledged: refused, and disengaged.
-	updateRegistration(ctx, t, name, onB, "")
+	updateRegistration(ctx, t, onB, "")
 	waitRefusedEndpoint(t, name)
 	if n := len(secretEvents(ctx, t, name, targetcluster.ReasonEndpointChangeRefused)); n == 0 {
 		t.Error("no EndpointChangeRefused event on the Secret")
 	}
 	// An acknowledgement of another endpoint (here the old one) changes
 	// nothing.
-	updateRegistration(ctx, t, name, onB, fingerprint(t, onA))
+	updateRegistration(ctx, t, onB, fingerprint(t, onA))
 	time.Sleep(2 * time.Second)
 	if _, err := op.registry.Resolve(name); !strings.Contains(fmtErr(err), string(targetcluster.RefusedEndpointChanged)) {
 		t.Errorf("with the old endpoint's fingerprint, Resolve = %v", err)
@@ -59,7 +58,7 @@ func TestIntegrationEndpointChangeNeedsTheAcknowledgement(t *testing.T) {
 	}
 
 	// The new endpoint's fingerprint: engaged on compute-b, with a Warning.
-	updateRegistration(ctx, t, name, onB, fingerprint(t, onB))
+	updateRegistration(ctx, t, onB, fingerprint(t, onB))
 	waitReachesCluster(t, name, b)
 	if len(secretEvents(ctx, t, name, targetcluster.ReasonEndpointChanged)) == 0 {
 		t.Error("no EndpointChanged Warning for the accepted change")
@@ -78,12 +77,12 @@ func TestIntegrationEndpointChangeNeedsTheAcknowledgement(t *testing.T) {
 	if fingerprint(t, rotated) != fingerprint(t, onB) {
 		t.Fatal("the rotated kubeconfig names another endpoint; the test needs the same one")
 	}
-	updateRegistration(ctx, t, name, rotated, fingerprint(t, onA))
+	updateRegistration(ctx, t, rotated, fingerprint(t, onA))
 	waitIdentity(t, name, "pinned-rotated")
 
 	// Back to compute-a with compute-b's acknowledgement still on the
 	// Secret: a stale acknowledgement approves nothing.
-	updateRegistration(ctx, t, name, onA, fingerprint(t, onB))
+	updateRegistration(ctx, t, onA, fingerprint(t, onB))
 	waitRefusedEndpoint(t, name)
 
 	var leaks []string
@@ -145,12 +144,16 @@ func fmtErr(err error) string {
 	return err.Error()
 }
 
+// pinnedName names the registration the endpoint test moves between
+// clusters.
+const pinnedName = "pinned"
+
 // updateRegistration writes the kubeconfig and the acknowledgement ("" for
-// none) onto the named registration Secret.
-func updateRegistration(ctx context.Context, t *testing.T, name string, raw []byte, accept string) {
+// none) onto the test's registration Secret.
+func updateRegistration(ctx context.Context, t *testing.T, raw []byte, accept string) {
 	t.Helper()
 	s := &corev1.Secret{}
-	if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: env.ClustersNamespace, Name: name}, s); err != nil {
+	if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: env.ClustersNamespace, Name: pinnedName}, s); err != nil {
 		t.Fatal(err)
 	}
 	s.Data[targetcluster.KubeconfigKey] = raw

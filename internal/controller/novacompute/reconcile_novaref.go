@@ -43,7 +43,7 @@ func (r *Reconciler) reconcileNovaRef(ctx context.Context, p *pass) (flow.Outcom
 	}
 	if errs := r.Keystone.Check(nova, cp); len(errs) > 0 {
 		return flow.Continue, flow.Invalid(novav1alpha1.NovaReadyCondition, novav1alpha1.KeystoneEndpointNotAllowedReason,
-			fmt.Errorf("Nova %s: %w", nova.Name, errs.ToAggregate()))
+			fmt.Errorf("the Nova %s: %w", nova.Name, errs.ToAggregate()))
 	}
 	if pool.Spec.Image == nil && nova.Status.InstalledRelease == "" {
 		return p.novaWait(novav1alpha1.WaitingForInstalledReleaseReason, "Nova %s reports no installed release yet; the pool's default image follows it", nova.Name)

@@ -67,7 +67,7 @@ func runRabbitmqctl(ctx context.Context, local *localcloud.Cloud, stdin string, 
 	if !ok {
 		return errors.New("ports.env has no " + epmdPortKey)
 	}
-	cmd := exec.CommandContext(ctx, rabbitmqctl, append([]string{"-n", rabbitNode}, args...)...) //nolint:gosec // a fixed tool; args are names
+	cmd := exec.CommandContext(ctx, rabbitmqctl, append([]string{"-n", rabbitNode}, args...)...)
 	cmd.Env = []string{
 		"PATH=/usr/bin:/bin",
 		"HOME=" + filepath.Join(local.Dir, "rabbitmq", "home"),
