@@ -3,6 +3,7 @@ package novacompute_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -107,6 +108,10 @@ func startStack(t *testing.T) *testenv.Environment {
 		}
 		registry, err := operator.Setup(ctx, mgr, &operator.Options{
 			ClustersNamespace: e.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second, PoolResync: poolResync,
+			// A Nova without a ControlPlane (the dollar test's) names the
+			// local Keystone, which an operator must then allow by host and
+			// port; any other port on 127.0.0.1 stays refused.
+			AllowedKeystoneHosts: localKeystoneHosts(t),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -223,4 +228,19 @@ func runnerLogger(cluster string) logr.Logger {
 		return logr.Discard()
 	}
 	return zap.New(zap.WriteTo(f), zap.UseDevMode(true))
+}
+
+// localKeystoneHosts are the host:port of the service set's Keystone
+// endpoints, internal and public.
+func localKeystoneHosts(t *testing.T) []string {
+	t.Helper()
+	var hosts []string
+	for _, key := range []string{localcloud.KeystoneURL, localcloud.KeystonePublicURL} {
+		u, err := url.Parse(cloud.Endpoints[key])
+		if err != nil || u.Host == "" {
+			t.Fatalf("the service set's %s is not a URL", key)
+		}
+		hosts = append(hosts, u.Host)
+	}
+	return hosts
 }
