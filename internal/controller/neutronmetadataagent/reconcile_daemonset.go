@@ -9,6 +9,7 @@ import (
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/scriptfiles"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -25,7 +26,7 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 	ds := BuildDaemonSet(a, DaemonSetInput{
 		Chassis:       p.chassis,
 		ConfigMapName: p.configMap,
-		ConfigHash:    p.configHash + "-" + contentHash(scripts)[:8],
+		ConfigHash:    p.configHash + "-" + scriptfiles.Hash(scripts.Data)[:8],
 		SecretHash:    p.secretHash,
 	})
 	if err := p.children.Apply(ctx, r.Scheme, a, ds); err != nil {

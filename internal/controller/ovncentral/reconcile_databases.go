@@ -10,6 +10,7 @@ import (
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/scriptfiles"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -20,7 +21,7 @@ func (r *Reconciler) reconcileScripts(ctx context.Context, p *pass) (flow.Outcom
 	if err := p.children.Apply(ctx, r.Scheme, p.central, cm); err != nil {
 		return flow.Continue, workloadError(ovnv1alpha1.NorthboundReadyCondition, ovnv1alpha1.StatefulSetErrorReason, err)
 	}
-	p.scriptsHash = scriptsHash(cm)
+	p.scriptsHash = scriptfiles.Hash(cm.Data)
 	return flow.Continue, nil
 }
 

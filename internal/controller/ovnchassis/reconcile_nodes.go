@@ -12,6 +12,7 @@ import (
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/scriptfiles"
 )
 
 // reconcileNodes writes the scripts and one entry per node. Nodes are
@@ -24,7 +25,7 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 	if err := p.children.Apply(ctx, r.Scheme, c, scripts); err != nil {
 		return flow.Continue, workloadError(ovnv1alpha1.NodesReadyCondition, ovnv1alpha1.NodesErrorReason, err)
 	}
-	p.scriptsHash = contentHash(scripts)
+	p.scriptsHash = scriptfiles.Hash(scripts.Data)
 	nodes := &corev1.NodeList{}
 	if err := p.live.List(ctx, nodes, client.MatchingLabels(c.Spec.NodeSelector)); err != nil {
 		return flow.Continue, flow.Fail(ovnv1alpha1.NodesReadyCondition, ovnv1alpha1.NodeListErrorReason, fmt.Errorf("listing nodes: %w", err))
