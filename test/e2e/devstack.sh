@@ -114,10 +114,31 @@ for cluster in mgmt compute-a compute-b; do
 done
 pass "every cluster has namespace openstack"
 
-pid_before="$(cat "$state/operator.pid")"
+# The operator is installed from its chart: the management cluster's pod
+# runner runs the Deployment's pod as the local binary, and the process
+# authenticates as the chart's ServiceAccount, which may not read Secrets
+# across the cluster.
+operator_pods() {
+  "${kubectl[@]}" --context anvil-mgmt get pods -n anvil-system -l app.kubernetes.io/instance=anvil-operator \
+    -o jsonpath='{range .items[*]}{.metadata.uid} {.metadata.annotations.anvil\.c5c3\.io/pod-runner} {.spec.serviceAccountName}{"\n"}{end}'
+}
+pods_before="$(operator_pods)"
+[[ "$(wc -l <<<"$pods_before")" == 1 && "$pods_before" == *" process anvil-operator" ]] \
+  || fail "the operator does not run as one process pod of the chart's ServiceAccount: $pods_before"
+op_pid="$(pgrep -f -- "^$state/bin/anvil-operator " | head -1)" || fail "no operator process runs from $state/bin"
+op_kubeconfig="$(tr '\0' '\n' <"/proc/$op_pid/environ" | sed -n 's/^KUBECONFIG=//p')"
+[[ -n "$op_kubeconfig" ]] || fail "the operator process has no KUBECONFIG"
+whoami="$("$root/bin/kubectl" --kubeconfig "$op_kubeconfig" auth whoami -o jsonpath='{.status.userInfo.username}')"
+[[ "$whoami" == system:serviceaccount:anvil-system:anvil-operator ]] || fail "the operator authenticates as '$whoami'"
+if "${kubectl[@]}" --context anvil-mgmt auth can-i list secrets --all-namespaces \
+  --as=system:serviceaccount:anvil-system:anvil-operator >/dev/null 2>&1; then
+  fail "the chart's ServiceAccount may list Secrets in every namespace"
+fi
+pass "the operator runs from its chart as system:serviceaccount:anvil-system:anvil-operator, without cluster-wide Secrets"
+
 "$anvil_dev" devstack up --state-dir "$state" --compute-clusters 2 >"$state/second-up.log"
-pid_after="$(cat "$state/operator.pid")"
-[[ "$pid_before" == "$pid_after" ]] || fail "a second up restarted the operator ($pid_before -> $pid_after)"
+pods_after="$(operator_pods)"
+[[ "$pods_before" == "$pods_after" ]] || fail "a second up replaced the operator's pod ($pods_before -> $pods_after)"
 grep -q "already running mgmt, compute-a, compute-b" "$state/second-up.log" || fail "a second up did not find the clusters running"
 pass "a second up changes nothing"
 
@@ -180,7 +201,8 @@ grep -q "^openstack *running" "$state/status.txt" || fail "status does not repor
 grep -q "^podrunner compute-b *running" "$state/status.txt" || fail "status does not report compute-b's pod runner"
 
 # Without OpenStack, kwok takes the same nodes over and the runners stop.
-"$anvil_dev" devstack up --state-dir "$state" --compute-clusters 2 --openstack=false >"$state/kwok-up.log"
+# Nothing runs the chart's pod there, so the operator runs as a process.
+"$anvil_dev" devstack up --state-dir "$state" --compute-clusters 2 --openstack=false --operator=process >"$state/kwok-up.log"
 kubelet="$("${kubectl[@]}" --context anvil-compute-a get node compute-a-node-1 -o jsonpath='{.status.nodeInfo.kubeletVersion}')"
 [[ "$kubelet" == kwok-* ]] || fail "with --openstack=false compute-a-node-1 is run by '$kubelet', want kwok"
 if runners="$(pgrep -fa -- "anvil-podrunner.*$state")"; then
@@ -194,7 +216,10 @@ for cluster in compute-a compute-b; do
   kubelet="$("${kubectl[@]}" --context "anvil-$cluster" get node "$cluster-node-1" -o jsonpath='{.status.nodeInfo.kubeletVersion}')"
   [[ "$kubelet" == "anvil-podrunner" ]] || fail "after --openstack=true $cluster-node-1 is run by '$kubelet', want the pod runner"
 done
-pass "--openstack=true hands the nodes back to the pod runners"
+pods="$(operator_pods)"
+[[ "$pods" == *" process anvil-operator" ]] || fail "back on the pod runners, the chart's operator does not run: $pods"
+[[ "$(pgrep -fc -- "^$state/bin/anvil-operator ")" == 1 ]] || fail "more than one operator runs: $(pgrep -fa -- "$state/bin/anvil-operator")"
+pass "--openstack=true hands the nodes back to the pod runners, and the operator to its chart"
 
 "$anvil_dev" devstack down --state-dir "$state"
 sleep 1

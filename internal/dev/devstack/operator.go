@@ -21,14 +21,14 @@ import (
 	"github.com/anvil/anvil/internal/dev/netutil"
 )
 
-// startOperator builds the operator and runs it in the background against
-// the management cluster, serving its admission webhooks with the
-// certificate ensurePKI issued. A running operator built from the same
-// binary whose probes and webhook server answer is kept, so a repeated Up
-// does not restart it.
+// startOperator builds the operator and runs it against the management
+// cluster: by default installed from its chart and run by the management
+// cluster's pod runner (installOperatorChart), with --operator=process as a
+// background process. Either way it serves its admission webhooks with the
+// certificate ensurePKI issued, and an operator of the same binary that
+// answers is kept, so a repeated Up restarts nothing.
 func (s *Stack) startOperator(ctx context.Context, st *state) (string, error) {
-	binDir := filepath.Join(s.dir, "bin")
-	binary := filepath.Join(binDir, "anvil-operator")
+	binary := s.operatorBinary()
 	build := exec.CommandContext(ctx, "go", "build", "-o", binary, "./cmd/anvil-operator")
 	build.Dir = s.root
 	build.Stdout, build.Stderr = indent(s.out), indent(s.out)
@@ -39,7 +39,22 @@ func (s *Stack) startOperator(ctx context.Context, st *state) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if s.operatorMode == OperatorModeChart {
+		return s.installOperatorChart(ctx, st, sum)
+	}
+	return s.startOperatorProcess(ctx, st, binary, sum)
+}
 
+// startOperatorProcess runs the operator as a background process of its
+// own session with the devstack's admin kubeconfig.
+func (s *Stack) startOperatorProcess(ctx context.Context, st *state, binary, sum string) (string, error) {
+	if st.Operator != nil && st.Operator.Mode == OperatorModeChart {
+		// Only one operator may run: the chart's goes.
+		if err := s.uninstallOperatorChart(ctx); err != nil {
+			return "", err
+		}
+		st.Operator = nil
+	}
 	pool, _, err := s.caPool()
 	if err != nil {
 		return "", err
@@ -74,12 +89,13 @@ func (s *Stack) startOperator(ctx context.Context, st *state) (string, error) {
 		webhookPort = previousWebhookPort
 	}
 	op := &operatorState{
+		Mode:         OperatorModeProcess,
 		BinarySHA256: sum,
 		MetricsAddr:  "127.0.0.1:" + strconv.Itoa(ports[0]),
 		HealthAddr:   "127.0.0.1:" + strconv.Itoa(ports[1]),
 		WebhookPort:  webhookPort,
 	}
-	logFile, err := os.OpenFile(filepath.Join(s.dir, "operator.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logFile, err := os.OpenFile(s.operatorLog(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return "", err
 	}

@@ -71,6 +71,9 @@ func (s *Stack) podRunnerArgs(cluster string) []string {
 		// The OVN central lives here: its claims need volumes, and a
 		// chassis on a compute cluster reaches it through node ports.
 		args = append(args, "--run-nova-control-plane", "--provision-volumes", "--forward-node-ports")
+		// The operator's chart runs here as the binary up builds, under
+		// the chart's ServiceAccount; its log outlives each pod.
+		args = append(args, "--run-image="+OperatorImageRepository+"="+s.operatorBinary(), "--run-image-log="+s.operatorLog())
 	}
 	return args
 }

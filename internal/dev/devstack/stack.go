@@ -41,6 +41,9 @@ type Options struct {
 	// runner per compute cluster, whose nodes replace kwok's; the sample
 	// objects then point at those services.
 	OpenStack bool
+	// OperatorMode is OperatorModeChart (the default when empty) or
+	// OperatorModeProcess.
+	OperatorMode string
 	// Out receives progress and reports.
 	Out io.Writer
 }
@@ -54,6 +57,8 @@ type Stack struct {
 	n    int
 	// openstack is Options.OpenStack.
 	openstack bool
+	// operatorMode is Options.OperatorMode, defaulted.
+	operatorMode string
 }
 
 // New validates the options and returns the Stack they describe.
@@ -72,11 +77,15 @@ func New(opts Options) (*Stack, error) {
 	if opts.ComputeClusters < 1 || opts.ComputeClusters > 26 {
 		return nil, fmt.Errorf("--compute-clusters must be between 1 and 26, got %d", opts.ComputeClusters)
 	}
+	mode := cmp.Or(opts.OperatorMode, OperatorModeChart)
+	if mode != OperatorModeChart && mode != OperatorModeProcess {
+		return nil, fmt.Errorf("--operator must be %s or %s, got %q", OperatorModeChart, OperatorModeProcess, mode)
+	}
 	out := opts.Out
 	if out == nil {
 		out = os.Stdout
 	}
-	return &Stack{root: root, dir: dir, bin: filepath.Join(root, "bin"), out: out, n: opts.ComputeClusters, openstack: opts.OpenStack}, nil
+	return &Stack{root: root, dir: dir, bin: filepath.Join(root, "bin"), out: out, n: opts.ComputeClusters, openstack: opts.OpenStack, operatorMode: mode}, nil
 }
 
 // NodeName returns the name of the i-th (1-based) node of a compute cluster.
@@ -100,6 +109,10 @@ func (s *Stack) clusterNames() []string {
 // already there, so running Up again repairs a partial stack and changes
 // nothing on a complete one.
 func (s *Stack) Up(ctx context.Context) error {
+	if s.operatorMode == OperatorModeChart && !s.openstack {
+		// Without pod runners nothing would run the chart's pod.
+		return fmt.Errorf("--operator=%s needs the pod runners of --openstack; use --operator=%s without them", OperatorModeChart, OperatorModeProcess)
+	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return err
 	}
@@ -199,10 +212,11 @@ func (s *Stack) Down(ctx context.Context) error {
 		return err
 	}
 	var errs []error
-	if st.Operator != nil && processAlive(st.Operator.PID) {
+	if st.Operator.running(ctx) {
 		s.deleteSampleControlPlane(ctx)
 	}
-	if st.Operator != nil {
+	// A chart operator goes with the management cluster's pod runner.
+	if st.Operator != nil && st.Operator.Mode != OperatorModeChart {
 		fmt.Fprintf(s.out, "Stopping the operator (pid %d)\n", st.Operator.PID)
 		errs = append(errs, stopProcess(st.Operator.PID, 15*time.Second))
 	}

@@ -1,11 +1,14 @@
 package devstack
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // state is what Up started, persisted so that Status and Down work from a
@@ -23,9 +26,14 @@ type state struct {
 	Gateway *gatewayState `json:"gateway,omitempty"`
 }
 
-// operatorState identifies the operator process and how to reach it.
+// operatorState identifies the operator and how to reach it.
 type operatorState struct {
-	PID int `json:"pid"`
+	// Mode is OperatorModeChart or OperatorModeProcess; empty, from an
+	// older devstack, means a process.
+	Mode string `json:"mode,omitempty"`
+	// PID is the process's, in process mode only: in chart mode the pod
+	// runner owns the process.
+	PID int `json:"pid,omitempty"`
 	// BinarySHA256 tells whether a rebuilt binary needs a restart.
 	BinarySHA256 string `json:"binarySHA256"`
 	HealthAddr   string `json:"healthAddr"`
@@ -62,4 +70,29 @@ func (s *Stack) saveState(st *state) error {
 		return err
 	}
 	return os.Rename(tmp, s.statePath())
+}
+
+// healthPort and metricsPort are the ports of the recorded addresses, or 0.
+func (op *operatorState) healthPort() int  { return addrPort(op.HealthAddr) }
+func (op *operatorState) metricsPort() int { return addrPort(op.MetricsAddr) }
+
+func addrPort(addr string) int {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(port)
+	return n
+}
+
+// running tells whether the operator answers (chart mode) or its process
+// lives (process mode).
+func (op *operatorState) running(ctx context.Context) bool {
+	if op == nil {
+		return false
+	}
+	if op.Mode == OperatorModeChart {
+		return healthy(ctx, op.HealthAddr)
+	}
+	return processAlive(op.PID)
 }

@@ -34,6 +34,10 @@ func (s *Stack) Status(ctx context.Context) error {
 	switch op := st.Operator; {
 	case op == nil:
 		fmt.Fprintln(tw, "operator\tnot started\t")
+	case op.Mode == OperatorModeChart && !healthy(ctx, op.HealthAddr):
+		fmt.Fprintf(tw, "operator\tnot ready\tDeployment %s/%s, probes on %s; see %s\n", OperatorNamespace, OperatorRelease, op.HealthAddr, s.operatorLog())
+	case op.Mode == OperatorModeChart:
+		fmt.Fprintf(tw, "operator\tready\tDeployment %s/%s from the chart, metrics on https://%s\n", OperatorNamespace, OperatorRelease, op.MetricsAddr)
 	case !processAlive(op.PID):
 		fmt.Fprintf(tw, "operator\tstopped\tpid %d is gone; see %s/operator.log\n", op.PID, s.dir)
 	case !healthy(ctx, op.HealthAddr):

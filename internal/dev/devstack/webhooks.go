@@ -12,6 +12,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,7 +122,7 @@ func (s *Stack) installWebhooks(ctx context.Context, st *state) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	generated, err := webhookconfig.Validating()
+	generated, err := s.webhookConfigsToRegister(st.Operator)
 	if err != nil {
 		return "", err
 	}
@@ -182,6 +183,21 @@ func (s *Stack) installWebhooks(ctx context.Context, st *state) (string, error) 
 		detail += "; left out (the operator does not serve them): " + strings.Join(skipped, ", ")
 	}
 	return detail, nil
+}
+
+// webhookConfigsToRegister are the configurations the devstack registers,
+// pointed at the operator by installWebhooks: the chart's own in chart
+// mode, so its namespace selector is what the devstack runs with, and the
+// generated ones for a process operator.
+func (s *Stack) webhookConfigsToRegister(op *operatorState) ([]*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	if op.Mode != OperatorModeChart {
+		return webhookconfig.Validating()
+	}
+	raw, err := os.ReadFile(s.operatorManifestPath())
+	if err != nil {
+		return nil, err
+	}
+	return chartWebhookConfigs(raw)
 }
 
 // pruneWebhookConfigs deletes the devstack's configurations that are no

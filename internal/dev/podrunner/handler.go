@@ -1,6 +1,7 @@
 package podrunner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -275,6 +277,28 @@ func (s apiSource) Secret(ctx context.Context, namespace, name string) (*corev1.
 // ConfigMap implements objectSource.
 func (s apiSource) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
 	return s.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// ServiceAccountToken implements tokenIssuer: a token of the pod's service
+// account, bound to the pod, so the apiserver invalidates it when the pod
+// goes. The runner writes it once, when the pod starts, and does not renew
+// it as a kubelet would; the apiserver lends the default projection's
+// 3607 s tokens a year (--service-account-extend-token-expiration), which
+// outlasts a devstack.
+func (s apiSource) ServiceAccountToken(ctx context.Context, pod *corev1.Pod, p *corev1.ServiceAccountTokenProjection) (string, error) {
+	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		ExpirationSeconds: p.ExpirationSeconds,
+		BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
+	}}
+	if p.Audience != "" {
+		req.Spec.Audiences = []string{p.Audience}
+	}
+	sa := cmp.Or(pod.Spec.ServiceAccountName, "default")
+	got, err := s.client.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, sa, req, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("requesting a token of service account %s/%s: %w", pod.Namespace, sa, err)
+	}
+	return got.Status.Token, nil
 }
 
 // Services implements clusterSource: every Service of the cluster, since a

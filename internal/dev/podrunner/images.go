@@ -36,6 +36,9 @@ type Command struct {
 	// makes each reachable from inside it, at the same address, before
 	// the program starts; elsewhere they are ignored.
 	Relays []string
+	// LogCopy, if set, is a file that receives the program's output too,
+	// appended, and is not removed with the pod.
+	LogCopy string
 	// BeforeStart, if set, runs before every start of the program, to
 	// clear host state an earlier run left behind. An error counts as a
 	// failed start, so the container is retried with backoff.

@@ -3,6 +3,7 @@ package podrunner
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,19 +63,32 @@ func startProcess(c Command, env []string, dir, logPath string) (*process, error
 	cmd.Env = env
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	closeLogs := logFile.Close
+	if c.LogCopy != "" {
+		copyFile, err := os.OpenFile(c.LogCopy, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			_ = logFile.Close()
+			return nil, err
+		}
+		// exec copies through a pipe until the program ends; Wait returns
+		// only after the copy, so both files close after the last line.
+		out := io.MultiWriter(logFile, copyFile)
+		cmd.Stdout, cmd.Stderr = out, out
+		closeLogs = func() error { return errors.Join(logFile.Close(), copyFile.Close()) }
+	}
 	// A process group of its own lets the runner stop everything the
 	// program started, the way a container runtime stops a container.
 	// Pdeathsig takes the program down with the runner if the runner dies
 	// without stopping it, so no orphan outlives a test.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		_ = logFile.Close()
+		_ = closeLogs()
 		return nil, err
 	}
 	p := &process{cmd: cmd, pid: cmd.Process.Pid, started: time.Now(), done: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
-		_ = logFile.Close()
+		_ = closeLogs()
 		p.exitCode = exitCodeOf(cmd.ProcessState, err)
 		// Whatever the program left behind in its group goes with it, as
 		// the rest of a container goes when its main process ends.

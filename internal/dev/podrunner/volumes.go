@@ -270,14 +270,30 @@ func fileMode(item, volumeDefault *int32) os.FileMode {
 	}
 }
 
-// projected writes the Secret, ConfigMap and downward API sources of a
-// projected volume into one directory. Service account tokens are left out:
-// the runner is no token issuer, and the programs it runs talk to OpenStack,
-// not to the cluster.
+// tokenIssuer is an objectSource that can also mint a pod's service
+// account token, as the kubelet does through the TokenRequest API.
+type tokenIssuer interface {
+	ServiceAccountToken(ctx context.Context, pod *corev1.Pod, p *corev1.ServiceAccountTokenProjection) (string, error)
+}
+
+// projected writes the sources of a projected volume into one directory. A
+// service account token is written only when src can issue one; a source
+// that cannot (the unit tests' maps) leaves it out, which is all a program
+// that never talks to the cluster needs.
 func (w *projectionWriter) projected(ctx context.Context, src objectSource, pod *corev1.Pod, p *corev1.ProjectedVolumeSource) error {
 	for _, s := range p.Sources {
 		var err error
 		switch {
+		case s.ServiceAccountToken != nil:
+			issuer, ok := src.(tokenIssuer)
+			if !ok {
+				continue
+			}
+			var token string
+			if token, err = issuer.ServiceAccountToken(ctx, pod, s.ServiceAccountToken); err == nil {
+				// A token is a credential, kept like a Secret's keys.
+				err = w.write(s.ServiceAccountToken.Path, []byte(token), 0, true)
+			}
 		case s.Secret != nil:
 			err = w.secret(ctx, src, pod.Namespace, s.Secret.Name, s.Secret.Items, s.Secret.Optional)
 		case s.ConfigMap != nil:

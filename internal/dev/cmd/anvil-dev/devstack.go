@@ -15,6 +15,7 @@ type devstackFlags struct {
 	dir             string
 	computeClusters int
 	openstack       bool
+	operator        string
 }
 
 func (f *devstackFlags) stack(cmd *cobra.Command) (*devstack.Stack, error) {
@@ -23,6 +24,7 @@ func (f *devstackFlags) stack(cmd *cobra.Command) (*devstack.Stack, error) {
 		Dir:             f.dir,
 		ComputeClusters: f.computeClusters,
 		OpenStack:       f.openstack,
+		OperatorMode:    f.operator,
 		Out:             cmd.OutOrStdout(),
 	})
 }
@@ -49,7 +51,8 @@ func newDevstackCommand() *cobra.Command {
 		Long: `The devstack runs everything on this machine as plain processes: kwokctl
 clusters built from the pinned Kubernetes binaries (a management cluster "mgmt"
 and compute clusters "compute-a", "compute-b", ...), hypervisor nodes with zone
-labels, Anvil's CRDs, the registration Secrets, and the operator.
+labels, Anvil's CRDs, the registration Secrets, and the operator, installed from
+its chart.
 
 By default it also runs Keystone, Placement and Nova from Debian packages
 (hack/openstack/openstack.sh) and a pod runner per compute cluster, whose nodes
@@ -73,6 +76,9 @@ run nova-compute and nova-manage pods as local processes against them. With
 	}
 	up.Flags().IntVar(&f.computeClusters, "compute-clusters", 1, "Number of compute clusters (compute-a, compute-b, ...).")
 	up.Flags().BoolVar(&f.openstack, "openstack", true, "Run the OpenStack services and the pod runners; false leaves the nodes to kwok.")
+	up.Flags().StringVar(&f.operator, "operator", devstack.OperatorModeChart, "How the operator runs: "+devstack.OperatorModeChart+
+		" installs charts/anvil-operator and the management cluster's pod runner runs its pod as the local binary under the chart's ServiceAccount; "+
+		devstack.OperatorModeProcess+" runs it as a background process with the admin kubeconfig, for debugging (needed with --openstack=false).")
 
 	status := &cobra.Command{
 		Use:   "status",

@@ -19,7 +19,9 @@
 // runner runs the OVN metadata agent's pods as Debian's agent; that needs
 // root. --host-alias name=address makes a name resolve inside those
 // namespaces, for a name such as a nip.io host that nothing resolves
-// offline.
+// offline. --run-image repository=binary runs that image's containers as
+// a local binary with the pod's service account token; the devstack runs
+// the operator's chart this way.
 package main
 
 import (
@@ -30,10 +32,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -66,15 +70,23 @@ type config struct {
 	provisionVolumes bool
 	// hostAliases are names the programs in the nodes' namespaces resolve.
 	hostAliases podrunner.HostAliases
+	// entrypoints run images' containers as local binaries; run fills in
+	// how they reach the cluster.
+	entrypoints []podrunner.Entrypoint
+	// runImageLog also receives the entrypoints' output.
+	runImageLog string
 }
 
 // images returns the ImageMap the configuration asks for; nil means the
 // runner's default.
 func (c config) images() podrunner.ImageMap {
-	if !c.novaControlPlane && !c.ovn && len(c.metadataAgentNodes) == 0 {
+	if !c.novaControlPlane && !c.ovn && len(c.metadataAgentNodes) == 0 && len(c.entrypoints) == 0 {
 		return nil
 	}
 	var m podrunner.ImageMap
+	for _, e := range c.entrypoints {
+		m = append(m, podrunner.EntrypointMapping(e))
+	}
 	if len(c.metadataAgentNodes) > 0 {
 		m = append(m, podrunner.OVNMetadataAgentMappings()...)
 	}
@@ -113,6 +125,13 @@ func run(args []string, stderr io.Writer) int {
 	if err != nil {
 		log.Error(err, "cannot load the kubeconfig")
 		return 1
+	}
+	if err := rest.LoadTLSFiles(restConfig); err != nil {
+		log.Error(err, "cannot read the kubeconfig's certificates")
+		return 1
+	}
+	for i := range cfg.entrypoints {
+		cfg.entrypoints[i].Server, cfg.entrypoints[i].CAData = restConfig.Host, restConfig.CAData
 	}
 	env := map[string]string{}
 	for _, name := range cfg.passEnv {
@@ -198,6 +217,15 @@ func parseFlags(fs *flag.FlagSet, args []string) (config, error) {
 		cfg.hostAliases[name] = ip
 		return nil
 	})
+	fs.Func("run-image", "repository=binary: run the containers of that image repository as the local binary, in place of the image's entrypoint, with a kubeconfig for the pod's service account token; repeatable", func(v string) error {
+		repo, binary, ok := strings.Cut(v, "=")
+		if !ok || repo == "" || !filepath.IsAbs(binary) {
+			return fmt.Errorf("%q is not repository=/absolute/binary", v)
+		}
+		cfg.entrypoints = append(cfg.entrypoints, podrunner.Entrypoint{Repository: repo, Binary: binary})
+		return nil
+	})
+	fs.StringVar(&cfg.runImageLog, "run-image-log", "", "a file that also receives the output of every --run-image container and outlives its pods")
 	fs.BoolVar(&cfg.provisionVolumes, "provision-volumes", false, "install the default StorageClass "+provisioner.StorageClassName+" and bind every claim of it to a hostPath volume, since the cluster has no storage driver; one runner per cluster")
 	fs.BoolVar(&cfg.forwardNodePorts, "forward-node-ports", false, "listen on 127.0.0.1 at the node port of every NodePort Service that selects a pod this runner runs as a process, and forward to the pod, as kube-proxy would; one runner per host and cluster")
 	if err := fs.Parse(args); err != nil {
@@ -216,6 +244,9 @@ func parseFlags(fs *flag.FlagSet, args []string) (config, error) {
 	}
 	if err := markNetNSNodes(cfg.nodes, cfg.metadataAgentNodes); err != nil {
 		return config{}, err
+	}
+	for i := range cfg.entrypoints {
+		cfg.entrypoints[i].LogCopy = cfg.runImageLog
 	}
 	if cfg.stateDir == "" {
 		return config{}, errors.New("--state-dir is required")

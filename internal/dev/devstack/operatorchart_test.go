@@ -1,0 +1,93 @@
+package devstack
+
+import (
+	"bytes"
+	"encoding/base64"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/anvil/anvil/internal/dev/testenv"
+)
+
+// TestChartForTheDevstack renders the real chart with the devstack's
+// values and checks what up applies: the chart's own objects, the
+// Deployment on the management runner's node with the devstack's ports,
+// the webhook Secret carrying the devstack's certificate, and no webhook
+// configuration, which installWebhooks registers by URL instead.
+func TestChartForTheDevstack(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+	s := &Stack{root: root, dir: t.TempDir(), bin: filepath.Join(root, "bin")}
+	op := &operatorState{Mode: OperatorModeChart, HealthAddr: "127.0.0.1:40001", MetricsAddr: "127.0.0.1:40002", WebhookPort: 40003}
+	raw, err := s.renderOperatorChart(t.Context(), chartValues(op, "abc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := decodeManifests(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adapted, err := adaptChartObjects(objs, []byte("CRT"), []byte("KEY"), []byte("CA"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, o := range adapted {
+		kinds = append(kinds, o.GetKind())
+		switch o.GetKind() {
+		case "ValidatingWebhookConfiguration":
+			t.Error("the chart's webhook configuration is applied; the kwok apiserver cannot reach its Service")
+		case "Secret":
+			data := o.Object["data"].(map[string]any)
+			if data["tls.crt"] != base64.StdEncoding.EncodeToString([]byte("CRT")) || data["tls.key"] != base64.StdEncoding.EncodeToString([]byte("KEY")) {
+				t.Errorf("the webhook Secret keeps helm's certificate: %v", data)
+			}
+		case "Deployment":
+			d := &appsv1.Deployment{}
+			if err := k8sruntime.DefaultUnstructuredConverter.FromUnstructured(o.Object, d); err != nil {
+				t.Fatal(err)
+			}
+			pod := d.Spec.Template
+			args := strings.Join(pod.Spec.Containers[0].Args, " ")
+			for _, want := range []string{"--health-probe-bind-address=:40001", "--metrics-bind-address=$(POD_IP):40002", "--webhook-port=40003",
+				"--watch-namespaces=" + testenv.WorkloadNamespace, "--clusters-namespace=" + clustersNamespace} {
+				if !strings.Contains(args, want) {
+					t.Errorf("args %q lack %q", args, want)
+				}
+			}
+			if !strings.HasPrefix(pod.Spec.Containers[0].Image, OperatorImageRepository+"@") {
+				t.Errorf("image = %s", pod.Spec.Containers[0].Image)
+			}
+			if pod.Spec.NodeSelector["kubernetes.io/hostname"] != NodeName(ManagementCluster, 1) || pod.Annotations[operatorBinaryAnnotation] != "abc" {
+				t.Errorf("nodeSelector %v, annotations %v", pod.Spec.NodeSelector, pod.Annotations)
+			}
+		}
+	}
+	for _, want := range []string{"ServiceAccount", "ClusterRole", "Role", "RoleBinding", "Deployment", "Service", "Secret"} {
+		if !slices.Contains(kinds, want) {
+			t.Errorf("no %s among %v", want, kinds)
+		}
+	}
+	cfgs, err := chartWebhookConfigs(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := devstackWebhookConfigs(cfgs, op.WebhookPort, []byte("CA"), nil)
+	if err != nil || len(want) != 1 {
+		t.Fatalf("devstackWebhookConfigs = %d configurations, %v", len(want), err)
+	}
+	for _, w := range want[0].Webhooks {
+		if w.ClientConfig.URL == nil || !strings.HasPrefix(*w.ClientConfig.URL, "https://127.0.0.1:40003/") || !bytes.Equal(w.ClientConfig.CABundle, []byte("CA")) {
+			t.Errorf("webhook %s calls %v", w.Name, w.ClientConfig)
+		}
+		if w.NamespaceSelector == nil || len(w.NamespaceSelector.MatchExpressions) != 1 {
+			t.Errorf("webhook %s lost the chart's namespace selector", w.Name)
+		}
+	}
+}
