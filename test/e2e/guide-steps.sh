@@ -410,8 +410,22 @@ for port in "${ports[@]}"; do
   "$anvil_dev" vm unplug --state-dir "$state" --port "$port" >/dev/null
 done
 plugged=()
+# The new shared secret rolls every Nova pod whose configuration carries it,
+# nova-api among them: wait for the rollouts, and retry a call that still
+# lands on an API process going away.
+for deploy in $(kubectl get deployment -n openstack -l app.kubernetes.io/instance=controlplane-nova -o name); do
+  kubectl rollout status "$deploy" -n openstack --timeout=3m >/dev/null || fail "step 5: $deploy did not roll out after the rotation"
+done
 for server in "${servers[@]}"; do
-  openstack --insecure server delete --wait "$server" >/dev/null
+  deleted=false
+  for _ in 1 2 3 4 5; do
+    if out="$(openstack --insecure server delete --wait "$server" 2>&1)" || grep -q "No server with a name or ID" <<<"$out"; then
+      deleted=true
+      break
+    fi
+    sleep 3
+  done
+  $deleted || fail "step 5: server $server was not deleted: $(tail -n2 <<<"$out")"
 done
 servers=()
 
