@@ -62,20 +62,38 @@ func wrap(op string, err error) error {
 	// A failed re-login does not unwrap to either of its two errors, and
 	// both print response bodies and URLs, so it is taken apart here and
 	// only the original status kept.
-	var reauth gophercloud.ErrUnableToReauthenticate
-	if errors.As(err, &reauth) {
+	if reauth, ok := asGophercloud[gophercloud.ErrUnableToReauthenticate](err); ok {
 		out := &APIError{Op: op, Reauth: true}
-		var original gophercloud.ErrUnexpectedResponseCode
-		if errors.As(reauth.ErrOriginal, &original) {
+		if original, ok := asGophercloud[gophercloud.ErrUnexpectedResponseCode](reauth.ErrOriginal); ok {
 			out.StatusCode, out.RequestID = original.Actual, requestID(original.ResponseHeader)
 		}
 		return out
 	}
-	var unexpected gophercloud.ErrUnexpectedResponseCode
-	if errors.As(err, &unexpected) {
+	if unexpected, ok := asGophercloud[gophercloud.ErrUnexpectedResponseCode](err); ok {
 		return &APIError{Op: op, StatusCode: unexpected.Actual, RequestID: requestID(unexpected.ResponseHeader)}
 	}
 	return &APIError{Op: op, cause: err}
+}
+
+// asGophercloud finds a gophercloud error of type T in err's chain, as a
+// value or behind a pointer. Its error types have value methods, so both
+// forms are errors, and gophercloud returns both: a response code by
+// value, a failed re-login as a pointer. Matching one form only would let
+// the other fall through to the transport case, which prints the error
+// with its URLs and response bodies.
+func asGophercloud[T error, PT interface {
+	*T
+	error
+}](err error) (T, bool) {
+	var v T
+	if errors.As(err, &v) {
+		return v, true
+	}
+	var p PT
+	if errors.As(err, &p) && p != nil {
+		return *p, true
+	}
+	return v, false
 }
 
 func requestID(h http.Header) string {

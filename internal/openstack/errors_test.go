@@ -36,6 +36,16 @@ func TestWrap(t *testing.T) {
 			ErrReauth: gophercloud.ErrUnexpectedResponseCode{URL: "https://nova:hunter2@keystone.example.com/v3/auth/tokens", Method: "POST",
 				Actual: 401, Body: []byte(`{"error": "hunter2"}`)},
 		}, wantStatus: 401, wantText: []string{"HTTP 401", "logging in again failed"}},
+		// gophercloud's request path returns a failed re-login as a
+		// pointer; the value form above is what errors.As would build.
+		{name: "a failed re-login as gophercloud returns it", err: &gophercloud.ErrUnableToReauthenticate{
+			ErrOriginal: unexpected(401, http.Header{"X-Openstack-Request-Id": {"req-3"}}),
+			ErrReauth: gophercloud.ErrUnexpectedResponseCode{URL: "https://nova:hunter2@keystone.example.com/v3/auth/tokens", Method: "POST",
+				Actual: 401, Body: []byte(`{"error": "hunter2"}`)},
+		}, wantStatus: 401, wantText: []string{"HTTP 401", "logging in again failed"}},
+		{name: "a response code behind a pointer", err: &gophercloud.ErrErrorAfterReauthentication{ErrOriginal: &gophercloud.ErrUnexpectedResponseCode{
+			URL: "https://nova:hunter2@nova.example.com/v2.1/os-services", Actual: 409, Body: []byte("hunter2")}},
+			wantStatus: 409, wantText: []string{"HTTP 409"}},
 		{name: "an error after a successful re-login", err: gophercloud.ErrErrorAfterReauthentication{ErrOriginal: unexpected(403, nil)},
 			wantStatus: 403, wantText: []string{"HTTP 403"}},
 	}

@@ -11,8 +11,8 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -20,14 +20,23 @@ import (
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
-// metricsReader is the ClusterRole a scraper is bound to: get on the
-// non-resource URL /metrics, and nothing else.
-const metricsReader = "anvil-operator-metrics-reader"
+// The operator chart, and the release name whose objects are called
+// "anvil-operator".
+const (
+	operatorChart   = "charts/anvil-operator"
+	operatorRelease = "anvil-operator"
+)
+
+// metricsReader is the name of the chart's ClusterRole for scrapers, and of
+// the ClusterRoleBinding that grants it to metrics.readers.
+const metricsReader = operatorRelease + "-metrics-reader"
 
 // checkSecureMetrics proves the metrics endpoint answers only TLS 1.2+
 // without HTTP/2, refuses a caller without a token and one whose token is
-// not authorized, and serves one whose ServiceAccount is bound to
-// metricsReader.
+// not authorized, and serves one whose ServiceAccount the chart binds to
+// its metrics reader role. The role and binding are the chart's own, as
+// `helm template` renders them, so a chart whose reader role no longer
+// opens /metrics fails here.
 func checkSecureMetrics(ctx context.Context, t *testing.T, c *testenv.Cluster, url string) {
 	t.Helper()
 	// The server's certificate is self-signed; the test checks who may
@@ -69,7 +78,7 @@ func checkSecureMetrics(ctx context.Context, t *testing.T, c *testenv.Cluster, u
 		t.Errorf("a token without the reader role got %d, want 403", code)
 	}
 	reader := serviceAccountToken(ctx, t, cs, "metrics-scraper")
-	bindMetricsReader(ctx, t, cs, "metrics-scraper")
+	applyChartMetricsReader(ctx, t, c, "metrics-scraper")
 	var body string
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		code, body = status(reader)
@@ -116,26 +125,34 @@ func serviceAccountToken(ctx context.Context, t *testing.T, cs kubernetes.Interf
 	return tr.Status.Token
 }
 
-// bindMetricsReader grants the ServiceAccount get on /metrics.
-func bindMetricsReader(ctx context.Context, t *testing.T, cs kubernetes.Interface, sa string) {
+// applyChartMetricsReader renders the operator chart with sa as its one
+// metrics reader and applies only the metrics-reader ClusterRole and
+// ClusterRoleBinding: the rest of the chart (the Deployment, the
+// webhooks) has no place on the test's cluster, where the operator runs
+// in the test process.
+func applyChartMetricsReader(ctx context.Context, t *testing.T, c *testenv.Cluster, sa string) {
 	t.Helper()
-	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: metricsReader},
-		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
-	}
-	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+	objs, err := testenv.RenderChart(operatorChart, operatorRelease, "anvil-system",
+		"--set", "image.repository=registry.example/anvil/anvil-operator",
+		"--set", "metrics.readers[0].kind=ServiceAccount,metrics.readers[0].name="+sa+",metrics.readers[0].namespace="+testenv.WorkloadNamespace)
+	if err != nil {
 		t.Fatal(err)
 	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: metricsReader + "-" + sa},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: metricsReader},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: testenv.WorkloadNamespace}},
+	var reader []*unstructured.Unstructured
+	for _, o := range objs {
+		if (o.GetKind() == "ClusterRole" || o.GetKind() == "ClusterRoleBinding") && o.GetName() == metricsReader {
+			reader = append(reader, o)
+		}
 	}
-	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+	if len(reader) != 2 {
+		t.Fatalf("the chart rendered %d objects named %s, want its ClusterRole and ClusterRoleBinding", len(reader), metricsReader)
+	}
+	if err := c.Apply(ctx, reader); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
-		_ = cs.RbacV1().ClusterRoles().Delete(context.Background(), metricsReader, metav1.DeleteOptions{})
+		for _, o := range reader {
+			_ = c.Client.Delete(context.Background(), o)
+		}
 	})
 }

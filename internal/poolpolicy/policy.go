@@ -52,17 +52,43 @@ func (p Policy) Check(pool *novav1alpha1.NovaCompute) field.ErrorList {
 			repo, strings.Join(p.repositories(), ", "))))
 	}
 	for i := range pool.Spec.Tolerations {
-		t := &pool.Spec.Tolerations[i]
-		for j := range controlPlaneTaints {
-			if t.ToleratesTaint(logr.Discard(), &controlPlaneTaints[j], false) {
-				errs = append(errs, field.Forbidden(spec.Child("tolerations").Index(i), fmt.Sprintf(
-					"tolerates the control-plane taint %s: a privileged hostNetwork nova-compute must never run on a control-plane node; name the taints of the hypervisor nodes instead of tolerating everything",
-					controlPlaneTaints[j].Key)))
-				break
-			}
+		if err := checkToleration(spec.Child("tolerations").Index(i), &pool.Spec.Tolerations[i]); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errs
+}
+
+// checkToleration refuses a toleration that lets the pool onto nodes
+// nobody meant for it. A keyless Exists is refused whatever its effect:
+// kubeadm's control-plane taints are NoSchedule, but other distributions
+// fence their control plane with NoExecute taints (RKE's
+// node-role.kubernetes.io/etcd, k3s's CriticalAddonsOnly), and which
+// taints a cluster uses is not this package's to enumerate. Only a named
+// key says which nodes are meant.
+func checkToleration(path *field.Path, t *corev1.Toleration) *field.Error {
+	if t.Operator == corev1.TolerationOpExists && t.Key == "" {
+		return field.Forbidden(path, fmt.Sprintf(
+			"tolerates every %s (operator Exists without a key): a privileged hostNetwork nova-compute must never run on a node whose taints keep workloads out, control-plane nodes included; set key to the taint of the hypervisor nodes",
+			taintsOf(t.Effect)))
+	}
+	for j := range controlPlaneTaints {
+		if t.ToleratesTaint(logr.Discard(), &controlPlaneTaints[j], false) {
+			return field.Forbidden(path, fmt.Sprintf(
+				"tolerates the control-plane taint %s: a privileged hostNetwork nova-compute must never run on a control-plane node; name the taints of the hypervisor nodes instead of tolerating everything",
+				controlPlaneTaints[j].Key))
+		}
+	}
+	return nil
+}
+
+// taintsOf names the taints a keyless toleration with effect e covers; an
+// empty effect covers every effect.
+func taintsOf(e corev1.TaintEffect) string {
+	if e == "" {
+		return "taint"
+	}
+	return string(e) + " taint"
 }
 
 // repositories returns the allowlist in effect.

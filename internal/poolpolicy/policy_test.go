@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
@@ -32,6 +34,8 @@ func TestCheck(t *testing.T) {
 		policy   Policy
 		pool     *novav1alpha1.NovaCompute
 		wantPath string // "" means allowed
+		// wantDetail is a substring of the refusal; "" matches any.
+		wantDetail string
 	}{
 		{name: "the default image", pool: pool(nil)},
 		{name: "an image below the default prefix", pool: pool(image("ghcr.io/c5c3/nova-compute"))},
@@ -43,11 +47,26 @@ func TestCheck(t *testing.T) {
 		{name: "the default image outside a custom list", policy: Policy{ImageRepositories: []string{"registry.local/"}}, pool: pool(nil), wantPath: "spec.image"},
 		{name: "a hypervisor taint", pool: pool(tolerate(corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "kvm", Effect: corev1.TaintEffectNoSchedule}))},
 		{name: "the control-plane taint", pool: pool(tolerate(corev1.Toleration{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists})),
-			wantPath: "spec.tolerations[0]"},
+			wantPath: "spec.tolerations[0]", wantDetail: "control-plane taint node-role.kubernetes.io/control-plane"},
 		{name: "the legacy master taint", pool: pool(tolerate(corev1.Toleration{Key: "node-role.kubernetes.io/master", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})),
-			wantPath: "spec.tolerations[0]"},
-		{name: "everything (Exists without a key)", pool: pool(tolerate(corev1.Toleration{Operator: corev1.TolerationOpExists})), wantPath: "spec.tolerations[0]"},
-		{name: "every NoExecute taint only", pool: pool(tolerate(corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}))},
+			wantPath: "spec.tolerations[0]", wantDetail: "control-plane taint node-role.kubernetes.io/master"},
+		{name: "everything (Exists without a key)", pool: pool(tolerate(corev1.Toleration{Operator: corev1.TolerationOpExists})),
+			wantPath: "spec.tolerations[0]", wantDetail: "tolerates every taint (operator Exists without a key)"},
+		// The control-plane taints are NoSchedule, so these wildcards miss
+		// them; they are refused for having no key.
+		{name: "every NoExecute taint", pool: pool(tolerate(corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute})),
+			wantPath: "spec.tolerations[0]", wantDetail: "tolerates every NoExecute taint (operator Exists without a key)"},
+		{name: "every PreferNoSchedule taint", pool: pool(tolerate(corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectPreferNoSchedule})),
+			wantPath: "spec.tolerations[0]", wantDetail: "set key to the taint"},
+		{name: "a keyless wildcard that ends", pool: pool(tolerate(corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](30)})),
+			wantPath: "spec.tolerations[0]", wantDetail: "without a key"},
+		{name: "every value of a named NoExecute taint", pool: pool(tolerate(corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}))},
+		{name: "each bad toleration once, by index", pool: pool(func(p *novav1alpha1.NovaCompute) {
+			p.Spec.Tolerations = []corev1.Toleration{
+				{Key: "dedicated", Operator: corev1.TolerationOpExists},
+				{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
+			}
+		}), wantPath: "spec.tolerations[1]", wantDetail: "without a key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,8 +77,9 @@ func TestCheck(t *testing.T) {
 				}
 				return
 			}
-			if len(errs) != 1 || errs[0].Field != tt.wantPath || !strings.Contains(errs[0].Detail, "privileged") {
-				t.Errorf("errs = %v, want one refusal of %s", errs, tt.wantPath)
+			if len(errs) != 1 || errs[0].Field != tt.wantPath || errs[0].Type != field.ErrorTypeForbidden ||
+				!strings.Contains(errs[0].Detail, "privileged") || !strings.Contains(errs[0].Detail, tt.wantDetail) {
+				t.Errorf("errs = %v, want one refusal of %s saying %q", errs, tt.wantPath, tt.wantDetail)
 			}
 		})
 	}

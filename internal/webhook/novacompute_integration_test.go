@@ -61,6 +61,9 @@ func TestIntegrationNovaComputeAdmission(t *testing.T) {
 	}
 	offboarding := "tolerates kvm.cloud.sap/offboarding:NoExecute; openstack-hypervisor-operator deletes the compute service only after every agent pod on the node is gone, and a nova-compute that stays re-registers it"
 	customTrait := "must be a custom trait: CUSTOM_ followed by upper-case letters, digits and underscores"
+	keyless := func(taints string) string {
+		return "tolerates every " + taints + " (operator Exists without a key): a privileged hostNetwork nova-compute must never run on a node whose taints keep workloads out"
+	}
 
 	creates := []struct {
 		name   string
@@ -77,12 +80,24 @@ func TestIntegrationNovaComputeAdmission(t *testing.T) {
 		{name: "offboarding toleration by key", mutate: func(nc *novav1alpha1.NovaCompute) {
 			nc.Spec.Tolerations = []corev1.Toleration{{Key: anvilwebhook.OffboardingTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}
 		}, want: []refusal{{true, "spec.tolerations[0]", offboarding}}},
+		// A wildcard trips the offboarding rule by Kubernetes' matching, and
+		// the operator's policy refuses it for having no key; one answer
+		// carries both.
 		{name: "offboarding toleration by wildcard", mutate: func(nc *novav1alpha1.NovaCompute) {
 			nc.Spec.Tolerations = []corev1.Toleration{
 				{Key: anvilwebhook.OffboardingTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](60)},
 				{Operator: corev1.TolerationOpExists},
 			}
-		}, want: []refusal{{true, "spec.tolerations[1]", offboarding}}},
+		}, want: []refusal{{true, "spec.tolerations[1]", offboarding}, {true, "spec.tolerations[1]", "Forbidden: " + keyless("taint")}}},
+		// The control-plane taints are NoSchedule, so a NoExecute wildcard
+		// misses them, and with tolerationSeconds it passes the offboarding
+		// rule too: only the policy's keyless rule is left to refuse it.
+		{name: "keyless NoExecute wildcard that ends", mutate: func(nc *novav1alpha1.NovaCompute) {
+			nc.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](60)}}
+		}, want: []refusal{{true, "spec.tolerations[0]", "Forbidden: " + keyless("NoExecute taint")}}},
+		{name: "control-plane toleration", mutate: func(nc *novav1alpha1.NovaCompute) {
+			nc.Spec.Tolerations = []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+		}, want: []refusal{{true, "spec.tolerations[0]", "Forbidden: tolerates the control-plane taint node-role.kubernetes.io/control-plane"}}},
 		{name: "maxUnavailable with OnDelete", mutate: maxUnavailable(novav1alpha1.OnDeleteStrategy, intstr.FromInt32(1)),
 			want: []refusal{{true, "spec.updateStrategy.maxUnavailable", "maxUnavailable applies to RollingUpdate only"}}},
 		{name: "maxUnavailable malformed", mutate: maxUnavailable(novav1alpha1.RollingUpdateStrategy, intstr.FromString("half")),

@@ -101,6 +101,10 @@ func TestValidateNovaCompute(t *testing.T) {
 			want: []want{{"spec.nodeSelector[pool]", field.ErrorTypeInvalid, "must be no more than 63"}}},
 		{name: "empty selector value", mutate: func(nc *novav1alpha1.NovaCompute) { nc.Spec.NodeSelector["pool"] = "" }},
 
+		// The offboarding rule alone. A keyless Exists below is also refused
+		// by the operator's policy (internal/poolpolicy), which the webhook
+		// applies next to this function; TestIntegrationNovaComputeAdmission
+		// shows both answers together.
 		{name: "offboarding tolerated by key", mutate: offboarding(corev1.Toleration{
 			Key: OffboardingTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}),
 			want: []want{{"spec.tolerations[2]", field.ErrorTypeInvalid, msgOffboarding}}},

@@ -23,33 +23,55 @@ import (
 // novaComputeWebhook is the name of the NovaCompute admission webhook.
 const novaComputeWebhook = "vnovacompute.openstack.c5c3.io"
 
-// A pool whose image is not allowed, or that tolerates control-plane
-// nodes, is refused by admission; with the webhook taken out it reaches
-// the controller, which refuses it again and writes no DaemonSet.
+// policyCP is the ControlPlane whose Nova the policy test's pools join.
+const policyCP = "pol"
+
+// A pool whose image is not allowed, that tolerates control-plane nodes,
+// or that tolerates every NoExecute taint with a keyless Exists, is refused
+// by admission; with the webhook taken out it reaches the controller, which
+// refuses it again and writes no DaemonSet.
 func TestIntegrationPoolPolicyWithoutTheWebhook(t *testing.T) {
 	e := startOperator(t)
 	ctx := context.Background()
-	const name = "pol"
-	newControlPlane(t, name, false)
-	waitNovaReady(t, name, c5c3v1alpha1.NovaReadyReason)
+	newControlPlane(t, policyCP, false)
+	waitNovaReady(t, policyCP, c5c3v1alpha1.NovaReadyReason)
 	badImage := func(p *novav1alpha1.NovaCompute) {
 		p.Spec.Image = &anvilmeta.ImageSpec{Repository: "evil.example.com/nova-compute", Tag: "1"}
 	}
-	controlPlaneNodes := func(p *novav1alpha1.NovaCompute) {
-		// An image of its own: without one the pool waits for the Nova's
-		// installed release, which this suite's Nova never reports.
-		p.Spec.Image = &anvilmeta.ImageSpec{Repository: novav1alpha1.DefaultComputeImageRepository, Tag: "2026.1"}
-		p.Spec.Tolerations = []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	tolerating := func(tol corev1.Toleration) func(*novav1alpha1.NovaCompute) {
+		return func(p *novav1alpha1.NovaCompute) {
+			// An image of its own: without one the pool waits for the Nova's
+			// installed release, which this suite's Nova never reports.
+			p.Spec.Image = &anvilmeta.ImageSpec{Repository: novav1alpha1.DefaultComputeImageRepository, Tag: "2026.1"}
+			p.Spec.Tolerations = []corev1.Toleration{tol}
+		}
 	}
-	for field, mutate := range map[string]func(*novav1alpha1.NovaCompute){"spec.image.repository": badImage, "spec.tolerations[0]": controlPlaneNodes} {
-		err := e.Management.Client.Create(ctx, policyPool(name, "pol-refused", mutate))
-		if err == nil || !strings.Contains(err.Error(), field) {
-			t.Errorf("admission of a pool breaking %s: %v", field, err)
+	controlPlaneNodes := tolerating(corev1.Toleration{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
+	// It misses the NoSchedule control-plane taints; it has no key.
+	keyless := tolerating(corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute})
+	refused := []struct {
+		field, detail string
+		mutate        func(*novav1alpha1.NovaCompute)
+	}{
+		{"spec.image.repository", "is not allowed", badImage},
+		{"spec.tolerations[0]", "control-plane taint", controlPlaneNodes},
+		{"spec.tolerations[0]", "operator Exists without a key", keyless},
+	}
+	for _, r := range refused {
+		p := policyPool("pol-refused", r.mutate)
+		err := e.Management.Client.Create(ctx, p)
+		if err == nil {
+			_ = e.Management.Client.Delete(ctx, p)
+		}
+		if err == nil || !strings.Contains(err.Error(), r.field) || !strings.Contains(err.Error(), r.detail) {
+			t.Errorf("admission of a pool breaking %s (%s): %v", r.field, r.detail, err)
 		}
 	}
 
 	restore := withoutWebhook(t, novaComputeWebhook)
-	pools := []*novav1alpha1.NovaCompute{policyPool(name, "pol-image", badImage), policyPool(name, "pol-tolerations", controlPlaneNodes)}
+	pools := []*novav1alpha1.NovaCompute{
+		policyPool("pol-image", badImage), policyPool("pol-tolerations", controlPlaneNodes), policyPool("pol-keyless", keyless),
+	}
 	for _, p := range pools {
 		if err := e.Management.Client.Create(ctx, p); err != nil {
 			restore()
@@ -81,10 +103,10 @@ func TestIntegrationPoolPolicyWithoutTheWebhook(t *testing.T) {
 	}
 }
 
-// policyPool builds a pool of cp's Nova on compute-c.
-func policyPool(cp, name string, mutate func(*novav1alpha1.NovaCompute)) *novav1alpha1.NovaCompute {
+// policyPool builds a pool of policyCP's Nova on compute-c.
+func policyPool(name string, mutate func(*novav1alpha1.NovaCompute)) *novav1alpha1.NovaCompute {
 	p := &novav1alpha1.NovaCompute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace}}
-	p.Spec.NovaRef.Name = cp + "-nova"
+	p.Spec.NovaRef.Name = policyCP + "-nova"
 	p.Spec.NodeSelector = map[string]string{"openstack.c5c3.io/nova-compute-pool": name}
 	p.Spec.TargetClusterRef = &anvilmeta.TargetClusterRef{Name: "compute-c"}
 	mutate(p)
