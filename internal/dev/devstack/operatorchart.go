@@ -222,7 +222,7 @@ func (s *Stack) installOperatorChart(ctx context.Context, st *state, sum string)
 	}
 	for _, obj := range objs {
 		obj.SetManagedFields(nil)
-		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner("anvil-devstack"), client.ForceOwnership); err != nil {
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("anvil-devstack"), client.ForceOwnership); err != nil {
 			return "", fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
 	}
@@ -263,8 +263,7 @@ func (s *Stack) waitForChartOperator(ctx context.Context, c client.Client, op *o
 	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		d := &appsv1.Deployment{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: OperatorNamespace, Name: OperatorRelease}, d); err != nil {
-			last = err.Error()
-			return false, nil
+			return false, err
 		}
 		want := int32(1)
 		if d.Spec.Replicas != nil {

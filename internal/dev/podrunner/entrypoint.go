@@ -39,7 +39,7 @@ func EntrypointMapping(e Entrypoint) Mapping {
 	return Mapping{
 		Name:  "entrypoint " + e.Repository,
 		Match: MatchImage(e.Repository),
-		Build: func(c Container) (Command, error) { return e.command(c) },
+		Build: e.command,
 	}
 }
 
