@@ -142,10 +142,12 @@ func (NovaComputeValidator) ValidateDelete(context.Context, *novav1alpha1.NovaCo
 // create; on update it is the stored object. It is pure, so the rules are
 // table-tested without an apiserver.
 func ValidateNovaCompute(nc, old *novav1alpha1.NovaCompute) field.ErrorList {
-	if old != nil && nc.DeletionTimestamp != nil && equality.Semantic.DeepEqual(old.Spec, nc.Spec) {
-		// The teardown removes finalizers by update. A pool admitted under
-		// older rules must still be able to finish it, or it would hang in
-		// Terminating; an unchanged spec brings nothing new to check.
+	if old != nil && equality.Semantic.DeepEqual(old.Spec, nc.Spec) {
+		// An update that leaves the spec alone (finalizers, labels, the
+		// teardown) brings nothing new to check. Refusing it would strand a
+		// pool admitted under older rules, or one that bypassed admission:
+		// the controller could not even add its finalizers to report the
+		// refusal, or remove them to let it go.
 		return nil
 	}
 	var errs field.ErrorList

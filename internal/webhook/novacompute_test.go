@@ -306,8 +306,16 @@ func TestValidateNovaComputeUpdate(t *testing.T) {
 			nc.DeletionTimestamp = &metav1.Time{}
 			nc.Spec.Traits = []string{"CUSTOM_NEW"}
 		}, want: brokenEverything},
-		{name: "a live pool with an unchanged invalid spec is validated", old: breakEverything, mutate: breakEverything,
-			want: brokenEverything},
+		// Finalizers and labels of a pool admitted under older rules, or
+		// one that bypassed admission, must still change.
+		{name: "a live pool with an unchanged invalid spec gets its finalizers", old: breakEverything, mutate: func(nc *novav1alpha1.NovaCompute) {
+			breakEverything(nc)
+			nc.Finalizers = append(nc.Finalizers, "x.example.com/f")
+		}},
+		{name: "a live pool whose invalid spec changes is validated", old: breakEverything, mutate: func(nc *novav1alpha1.NovaCompute) {
+			breakEverything(nc)
+			nc.Spec.Traits = []string{"CUSTOM_NEW"}
+		}, want: brokenEverything},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
