@@ -84,10 +84,9 @@ test-integration: tools deps ## Integration tests on real kube-apiservers and re
 	go test -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -run 'Integration' ./...
 
 .PHONY: test-e2e
-test-e2e: tools ## End-to-end: the devstack, and steps 1 to 7 of the guide on devstacks of their own.
+test-e2e: tools ## End-to-end: the devstack, and the guide "Connect a compute cluster" on a devstack of its own.
 	test/e2e/devstack.sh
-	test/e2e/guide-step1.sh
-	test/e2e/guide-steps.sh
+	test/e2e/guide.sh
 
 .PHONY: bench
 bench: tools ## Benchmarks on real apiservers; see docs/reference/controlplane.md for the numbers.

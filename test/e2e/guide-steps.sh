@@ -21,7 +21,8 @@
 # The K-ORC fixtures of step 7 are outside this check; see the guide.
 #
 # It uses its own state directory, so it never touches a developer's
-# .devstack.
+# .devstack. With E2E_GUIDE_SHARED set it runs on the devstack in
+# E2E_GUIDE_DIR that test/e2e/guide.sh started, and leaves it up.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -55,15 +56,18 @@ cleanup() {
   for s in ${server:-} "${servers[@]}"; do
     openstack --insecure server delete "$s" >/dev/null 2>&1 || true
   done
-  "$anvil_dev" devstack down --state-dir "$state" >/dev/null 2>&1 || true
+  # Under guide.sh the devstack is the caller's, which takes it down.
+  [[ -n "${E2E_GUIDE_SHARED:-}" ]] || "$anvil_dev" devstack down --state-dir "$state" >/dev/null 2>&1 || true
   exit $rc
 }
 trap cleanup EXIT
 
-go build -o "$anvil_dev" ./internal/dev/cmd/anvil-dev
-"$anvil_dev" devstack down --state-dir "$state" >/dev/null
-mkdir -p "$state"
-"$anvil_dev" devstack up --state-dir "$state" --compute-clusters 1 >"$state/up.log"
+if [[ -z "${E2E_GUIDE_SHARED:-}" ]]; then
+  go build -o "$anvil_dev" ./internal/dev/cmd/anvil-dev
+  "$anvil_dev" devstack down --state-dir "$state" >/dev/null
+  mkdir -p "$state"
+  "$anvil_dev" devstack up --state-dir "$state" --compute-clusters 1 >"$state/up.log"
+fi
 kubectl config use-context anvil-mgmt >/dev/null
 
 # The guide starts from a ControlPlane whose Nova is Ready.
@@ -125,7 +129,7 @@ helm install --kube-context "$COMPUTE_CONTEXT" target-cluster-access deploy/targ
 kubectl patch ovncentral controlplane-ovn -n openstack --type merge \
   -p '{"spec":{"northbound":{"externallyReachable":true},"southbound":{"externallyReachable":true}}}' >/dev/null
 kubectl --context "$COMPUTE_CONTEXT" label node "$node" openstack.c5c3.io/chassis=true >/dev/null
-kubectl apply -f - >/dev/null <<EOF
+kubectl apply -f - <<EOF >/dev/null
 apiVersion: ovn.openstack.c5c3.io/v1alpha1
 kind: OVNChassis
 metadata:
@@ -159,7 +163,7 @@ kubectl get secret nova-metadata-nip-io-tls -n openstack \
   -o jsonpath='{.data.ca\.crt}' | base64 -d > "$state/nova-metadata-ca.crt"
 kubectl --context "$COMPUTE_CONTEXT" create secret generic nova-metadata-ca \
   -n openstack --from-file=ca.crt="$state/nova-metadata-ca.crt" >/dev/null
-kubectl apply -f - >/dev/null <<EOF
+kubectl apply -f - <<EOF >/dev/null
 apiVersion: neutron.openstack.c5c3.io/v1alpha1
 kind: NeutronMetadataAgent
 metadata:
@@ -240,7 +244,7 @@ fi
 pass "step 6: the unlabelled copy is listed and deleted by label"
 
 kubectl --context "$COMPUTE_CONTEXT" label node "$node" openstack.c5c3.io/nova-compute-pool=a >/dev/null
-kubectl apply -f - >/dev/null <<YAML
+kubectl apply -f - <<EOF >/dev/null
 apiVersion: nova.openstack.c5c3.io/v1alpha1
 kind: NovaCompute
 metadata:
@@ -255,7 +259,7 @@ spec:
     name: ${COMPUTE_CLUSTER}
   libvirt:
     virtType: kvm
-YAML
+EOF
 
 # mirror_rows lists the two delivered copies on compute-a with the mirror
 # label's column, as the guide's step 6 does.
@@ -475,7 +479,7 @@ for _ in $(seq 1 90); do [[ "$(traits_reason)" == TraitsApplied ]] && break; sle
 pass "step 7: TraitsReady reads TraitsApplied once the Hypervisor shows the traits"
 
 # Detaching: deleting the pool drains and releases the node.
-kubectl delete novacompute controlplane-compute-a -n openstack --timeout=5m >/dev/null
+kubectl delete novacompute controlplane-compute-a -n openstack --timeout=30m >/dev/null
 services="$(openstack --insecure compute service list --service nova-compute -f value -c Host)"
 if grep -qx "$node" <<<"$services"; then fail "the service of $node survived the pool"; fi
 for tr in "CUSTOM_GPU_${trait_suffix}" "CUSTOM_POOL_A_${trait_suffix}"; do
@@ -483,6 +487,6 @@ for tr in "CUSTOM_GPU_${trait_suffix}" "CUSTOM_POOL_A_${trait_suffix}"; do
 done
 pass "deleting the pool released $node"
 
-"$anvil_dev" devstack down --state-dir "$state" >/dev/null
+[[ -n "${E2E_GUIDE_SHARED:-}" ]] || "$anvil_dev" devstack down --state-dir "$state" >/dev/null
 trap - EXIT
 echo "guide steps 2 to 7 e2e: passed"

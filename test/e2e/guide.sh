@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# End-to-end check of the whole guide "Connect a compute cluster" on one
+# fresh devstack with two compute clusters: step 1 (guide-step1.sh), steps
+# 2 to 7 on compute-a (guide-steps.sh), then steps 4 to 6 repeated on
+# compute-b with names of its own, as the guide says for every further
+# cluster, and compute-b detached again in the guide's order: the pool,
+# then the metadata agent, then the chassis. After the detach nothing Anvil
+# wrote is left on compute-b, and each copy's reaping is seen as an event.
+# Last, `anvil-dev guide-check` fails the run if a command of the guide is
+# run by none of these scripts and the user guide in docs/ does not say
+# why the devstack leaves it out.
+#
+# It uses its own state directory, so it never touches a developer's
+# .devstack.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+state="${E2E_GUIDE_DIR:-$root/.devstack-guide-e2e}"
+anvil_dev="$root/bin/anvil-dev"
+export PATH="$root/bin:$PATH"
+export KUBECONFIG="$state/kubeconfig"
+export OS_CLIENT_CONFIG_FILE="${ANVIL_OPENSTACK_DIR:-$root/.devstack/openstack}/clouds.yaml" OS_CLOUD=anvil
+# The seed guide's text, when this checkout sits beside it; the command
+# list in test/e2e/guide-commands.txt is checked against it then.
+seed="${ANVIL_GUIDE_SEED:-$root/../shared/seed/connect-a-compute-cluster.txt}"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+
+cleanup() {
+  local rc=$?
+  if [[ $rc != 0 && -f "$state/operator.log" ]]; then
+    echo "--- operator log (last 40 lines) ---" >&2
+    tail -40 "$state/operator.log" | sed -E 's#//([^:/@]+):[^@]*@#//\1:<redacted>@#g' >&2 || true
+  fi
+  rm -f "$root/nova-metadata-ca.crt"
+  "$anvil_dev" devstack down --state-dir "$state" >/dev/null 2>&1 || true
+  exit $rc
+}
+trap cleanup EXIT
+
+go build -o "$anvil_dev" ./internal/dev/cmd/anvil-dev
+# The command list is checked first: a guide that changed fails in seconds.
+"$anvil_dev" guide-check --seed "$seed" --commands test/e2e/guide-commands.txt \
+  --guide docs/guides/connect-a-compute-cluster.md \
+  test/e2e/guide.sh test/e2e/guide-step1.sh test/e2e/guide-steps.sh
+
+"$anvil_dev" devstack down --state-dir "$state" >/dev/null
+mkdir -p "$state"
+"$anvil_dev" devstack up --state-dir "$state" --compute-clusters 2 | tee "$state/up.log"
+
+export E2E_GUIDE_SHARED=1 E2E_GUIDE_DIR="$state"
+test/e2e/guide-step1.sh
+test/e2e/guide-steps.sh
+unset E2E_GUIDE_SHARED
+
+# ---- Steps 4 to 6 again, for compute-b, with names of its own.
+export COMPUTE_CLUSTER=compute-b COMPUTE_CONTEXT=anvil-compute-b
+kubectl config use-context anvil-mgmt >/dev/null
+node_b=compute-b-node-1
+kubectl --context "$COMPUTE_CONTEXT" label node "$node_b" openstack.c5c3.io/chassis=true >/dev/null
+kubectl apply -f - <<EOF >/dev/null
+apiVersion: ovn.openstack.c5c3.io/v1alpha1
+kind: OVNChassis
+metadata:
+  name: controlplane-compute-b-chassis
+  namespace: openstack
+spec:
+  centralRef:
+    name: controlplane-ovn
+  nodeSelector:
+    openstack.c5c3.io/chassis: "true"
+  targetClusterRef:
+    name: ${COMPUTE_CLUSTER}
+EOF
+kubectl wait ovnchassis/controlplane-compute-b-chassis -n openstack \
+  --for=condition=Ready --timeout=10m >/dev/null || fail "compute-b: the chassis is not Ready"
+
+kubectl get secret nova-metadata-nip-io-tls -n openstack \
+  -o jsonpath='{.data.ca\.crt}' | base64 -d > nova-metadata-ca.crt
+kubectl --context "$COMPUTE_CONTEXT" create secret generic nova-metadata-ca \
+  -n openstack --from-file=ca.crt=nova-metadata-ca.crt >/dev/null
+rm -f nova-metadata-ca.crt
+kubectl apply -f - <<EOF >/dev/null
+apiVersion: neutron.openstack.c5c3.io/v1alpha1
+kind: NeutronMetadataAgent
+metadata:
+  name: controlplane-compute-b-metadata
+  namespace: openstack
+spec:
+  openStackRelease: "2026.1"
+  image:
+    repository: ghcr.io/c5c3/neutron
+    tag: "2026.1"
+  chassisRef:
+    name: controlplane-compute-b-chassis
+  targetClusterRef:
+    name: ${COMPUTE_CLUSTER}
+  novaMetadata:
+    host: nova-metadata.127-0-0-1.nip.io
+    port: 8443
+    protocol: https
+    caBundleSecretRef:
+      name: nova-metadata-ca
+    sharedSecretRef:
+      name: controlplane-nova-metadata-agent-secret
+EOF
+kubectl wait neutronmetadataagent/controlplane-compute-b-metadata -n openstack \
+  --for=condition=Ready --timeout=5m >/dev/null || fail "compute-b: the metadata agent is not Ready"
+
+kubectl --context "$COMPUTE_CONTEXT" label node "$node_b" openstack.c5c3.io/nova-compute-pool=b >/dev/null
+kubectl apply -f - <<EOF >/dev/null
+apiVersion: nova.openstack.c5c3.io/v1alpha1
+kind: NovaCompute
+metadata:
+  name: controlplane-compute-b
+  namespace: openstack
+spec:
+  novaRef:
+    name: controlplane-nova
+  nodeSelector:
+    openstack.c5c3.io/nova-compute-pool: b
+  targetClusterRef:
+    name: ${COMPUTE_CLUSTER}
+EOF
+kubectl wait novacompute/controlplane-compute-b -n openstack \
+  --for=condition=Ready --timeout=10m >/dev/null || fail "compute-b: the pool is not Ready"
+listed="$(kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-nova-compute-config \
+  controlplane-nova-hypervisor-operator-auth controlplane-nova-metadata-agent-secret -n openstack -o name)"
+[[ "$(wc -l <<<"$listed")" == 3 ]] || fail "compute-b lacks a copy: $listed"
+pass "compute-b: the chassis, the agent and the pool are Ready, with the mirror, the auth copy and the metadata copy"
+
+# ---- Detach compute-b in the guide's order: the pools, then the agent,
+# then the chassis. No server runs there, so nothing needs emptying first.
+kubectl delete novacompute controlplane-compute-b -n openstack --timeout=30m >/dev/null
+kubectl delete neutronmetadataagent controlplane-compute-b-metadata -n openstack --timeout=5m >/dev/null
+kubectl delete ovnchassis controlplane-compute-b-chassis -n openstack --timeout=5m >/dev/null
+
+# Nothing Anvil wrote is left: no copy, no workload, no ConfigMap. What
+# stays is what the script made by hand (the CA bundle) and what every
+# namespace has.
+left="$(kubectl --context "$COMPUTE_CONTEXT" get secrets,configmaps,daemonsets,deployments,jobs -n openstack \
+  -o jsonpath='{range .items[*]}{.kind}/{.metadata.name}{"\n"}{end}' \
+  | grep -vx -e Secret/nova-metadata-ca -e ConfigMap/kube-root-ca.crt || true)"
+[[ -z "$left" ]] || fail "detaching compute-b left these behind: $left"
+reaped() {
+  kubectl get events -n openstack --field-selector "reason=$1,involvedObject.name=$2" -o jsonpath='{range .items[*]}{.message}{"\n"}{end}'
+}
+mirror_events="$(reaped ComputeConfigMirrorReaped controlplane-compute-b)"
+grep -q controlplane-nova-compute-config <<<"$mirror_events" || fail "no ComputeConfigMirrorReaped event for the mirror: $mirror_events"
+grep -q controlplane-nova-hypervisor-operator-auth <<<"$mirror_events" || fail "no ComputeConfigMirrorReaped event for the auth copy: $mirror_events"
+[[ -n "$(reaped MetadataSharedSecretMirrorReaped controlplane-compute-b-metadata)" ]] \
+  || fail "no MetadataSharedSecretMirrorReaped event for the metadata copy"
+# compute-a keeps its agent's copy: only the last agent naming it reaps it.
+kubectl --context anvil-compute-a get secret controlplane-nova-metadata-agent-secret -n openstack >/dev/null \
+  || fail "detaching compute-b took compute-a's metadata copy"
+pass "detaching compute-b left nothing Anvil wrote there, and each reaping was an event"
+
+"$anvil_dev" devstack down --state-dir "$state" >/dev/null
+trap - EXIT
+echo "guide e2e: passed"
