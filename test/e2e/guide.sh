@@ -123,6 +123,8 @@ spec:
     openstack.c5c3.io/nova-compute-pool: b
   targetClusterRef:
     name: ${COMPUTE_CLUSTER}
+  libvirt:
+    virtType: kvm
 EOF
 kubectl wait novacompute/controlplane-compute-b -n openstack \
   --for=condition=Ready --timeout=10m >/dev/null || fail "compute-b: the pool is not Ready"
