@@ -43,7 +43,7 @@ func TestIntegrationEndpointChangeNeedsTheAcknowledgement(t *testing.T) {
 	// Another server and CA, unacknowledged: refused, and disengaged.
 	updateRegistration(ctx, t, onB, "")
 	waitRefusedEndpoint(t, name)
-	if n := len(secretEvents(ctx, t, name, targetcluster.ReasonEndpointChangeRefused)); n == 0 {
+	if n := len(awaitSecretEvents(ctx, t, name, targetcluster.ReasonEndpointChangeRefused)); n == 0 {
 		t.Error("no EndpointChangeRefused event on the Secret")
 	}
 	// An acknowledgement of another endpoint (here the old one) changes
@@ -60,7 +60,7 @@ func TestIntegrationEndpointChangeNeedsTheAcknowledgement(t *testing.T) {
 	// The new endpoint's fingerprint: engaged on compute-b, with a Warning.
 	updateRegistration(ctx, t, onB, fingerprint(t, onB))
 	waitReachesCluster(t, name, b)
-	if len(secretEvents(ctx, t, name, targetcluster.ReasonEndpointChanged)) == 0 {
+	if len(awaitSecretEvents(ctx, t, name, targetcluster.ReasonEndpointChanged)) == 0 {
 		t.Error("no EndpointChanged Warning for the accepted change")
 	}
 

@@ -317,6 +317,20 @@ func withCluster(t *testing.T, kubeconfig []byte, mutate func(*clientcmdapi.Clus
 	return raw
 }
 
+// awaitSecretEvents is secretEvents once at least one such event exists, or
+// after ten seconds: the recorder writes events in the background, so the
+// state a test waited for can be visible before its event is.
+func awaitSecretEvents(ctx context.Context, t *testing.T, name, reason string) []corev1.Event {
+	t.Helper()
+	var out []corev1.Event
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if out = secretEvents(ctx, t, name, reason); len(out) > 0 {
+			break
+		}
+	}
+	return out
+}
+
 func secretEvents(ctx context.Context, t *testing.T, name, reason string) []corev1.Event {
 	t.Helper()
 	list := &corev1.EventList{}
