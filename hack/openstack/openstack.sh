@@ -573,10 +573,14 @@ finish_rabbitmq() {
 
 # ---------------------------------------------------------------- Glance stub
 
-# One fixed image, enough to boot a server on nova-compute's fake driver.
+# One fixed image, enough to boot a server on nova-compute's fake driver,
+# plus the images clients create (anvil-dev devstack fixtures makes
+# cirros-kvm). Those live in <state>/image-stub/images.json, so a restart
+# keeps them.
 start_image_stub() {
   service_pid image-stub >/dev/null && return 0
-  launch image-stub "$IMAGE_PORT" -- $PY "$HERE/image-stub.py" --host $HOST --port "$IMAGE_PORT"
+  launch image-stub "$IMAGE_PORT" -- $PY "$HERE/image-stub.py" --host $HOST --port "$IMAGE_PORT" \
+    --state "$STATE/image-stub"
   log "image-stub: started on $IMAGE_URL"
 }
 

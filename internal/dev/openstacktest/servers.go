@@ -14,7 +14,7 @@ import (
 )
 
 const (
-	// fakeImageID is the one image hack/openstack's Glance stub serves.
+	// fakeImageID is the fixed image hack/openstack's Glance stub serves.
 	fakeImageID = "a0a0a0a0-0000-4000-8000-000000000001"
 	// tinyFlavor is the flavor test servers boot with.
 	tinyFlavor = "anvil-tiny"

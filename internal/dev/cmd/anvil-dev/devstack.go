@@ -93,6 +93,44 @@ run nova-compute and nova-manage pods as local processes against them. With
 		Args:  cobra.NoArgs,
 		RunE:  f.run((*devstack.Stack).Down),
 	}
-	cmd.AddCommand(up, status, down)
+	cmd.AddCommand(up, status, down, newFixturesCommand(f))
+	return cmd
+}
+
+// newFixturesCommand is `devstack fixtures`: the objects K-ORC creates for
+// the hypervisor operator in production, made directly on the devstack.
+func newFixturesCommand(f *devstackFlags) *cobra.Command {
+	var opts devstack.FixturesOptions
+	cmd := &cobra.Command{
+		Use:   "fixtures",
+		Short: "Create the hypervisor operator's OpenStack fixtures of the guide's step 7; safe to run again",
+		Long: `fixtures creates, in the devstack's OpenStack services, what K-ORC creates for
+the hypervisor operator in production (step 7 of "Connect a compute cluster")
+and what the guide's failed-builds section boots with:
+
+  domain cc3test, project test in it, and the role admin for the user
+  hypervisor-operator (domain Default) on that project;
+  flavor ID 1 (m1.tiny) and flavor hvo-smoke-test;
+  image cirros-kvm, in the Glance stub;
+  networks hvo-smoke-test and lab-net, each with a subnet of the same name.
+
+An object that already exists under that name (flavor 1: that ID) is kept as
+it is, and the output says "created" or "kept" for each. The volume type
+premium is skipped: the devstack runs no Cinder.
+
+The user hypervisor-operator appears when the ControlPlane creates the
+hypervisor operator's account, in step 2 of the guide. Before that the
+command creates everything else, then stops with an error saying so. With
+--skip-role-assignment it leaves out the assignment and succeeds; run it
+again without the flag after step 2.
+
+It needs the OpenStack services running and the sample ControlPlane's Nova in
+the catalog (make devstack). Like every devstack command it uses the one
+service set of the checkout, whatever --state-dir says.`,
+		Args: cobra.NoArgs,
+		RunE: f.run(func(s *devstack.Stack, ctx context.Context) error { return s.Fixtures(ctx, opts) }),
+	}
+	cmd.Flags().BoolVar(&opts.SkipRoleAssignment, "skip-role-assignment", false,
+		"Leave out the admin role of the user hypervisor-operator on project test, for a run before step 2 creates the user.")
 	return cmd
 }

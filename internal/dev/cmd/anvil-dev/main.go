@@ -1,7 +1,7 @@
 // Command anvil-dev runs the development machinery that does not ship with
-// Anvil: the local devstack (`anvil-dev devstack up|status|down`) and the
-// hypervisor's part for a test instance on it (`anvil-dev vm
-// plug|curl|unplug`).
+// Anvil: the local devstack (`anvil-dev devstack
+// up|status|down|fixtures`) and the hypervisor's part for a test instance
+// on it (`anvil-dev vm plug|curl|unplug`).
 // The user CLI, cmd/anvil, keeps only the commands an operator of a real
 // fabric needs.
 package main
