@@ -55,6 +55,22 @@ test/e2e/guide-step1.sh
 test/e2e/guide-steps.sh
 unset E2E_GUIDE_SHARED
 
+# ---- Step 7's fixtures. K-ORC makes them for the hypervisor operator in
+# production; the devstack runs no K-ORC, so anvil-dev makes them through
+# the real Keystone, Nova, Neutron and the Glance stub (no Cinder, so no
+# volume type). Then the guide's checks find every one.
+"$anvil_dev" devstack fixtures --state-dir "$state" >/dev/null || fail "step 7: anvil-dev devstack fixtures failed"
+openstack --insecure domain show cc3test >/dev/null || fail "step 7: no domain cc3test"
+openstack --insecure image show cirros-kvm >/dev/null || fail "step 7: no image cirros-kvm"
+openstack --insecure flavor show 1 >/dev/null || fail "step 7: no flavor 1"
+openstack --insecure flavor show hvo-smoke-test >/dev/null || fail "step 7: no flavor hvo-smoke-test"
+openstack --insecure network show hvo-smoke-test >/dev/null || fail "step 7: no network hvo-smoke-test"
+openstack --insecure project show test --domain cc3test >/dev/null || fail "step 7: no project test in cc3test"
+rows="$(openstack --insecure role assignment list --user hypervisor-operator \
+  --user-domain Default --project test --project-domain cc3test --role admin -f value)"
+[[ -n "$rows" ]] || fail "step 7: hypervisor-operator holds no admin on test"
+pass "step 7: the hypervisor operator's fixtures exist, and it holds admin on cc3test/test"
+
 # ---- Steps 4 to 6 again, for compute-b, with names of its own.
 export COMPUTE_CLUSTER=compute-b COMPUTE_CONTEXT=anvil-compute-b
 kubectl config use-context anvil-mgmt >/dev/null
