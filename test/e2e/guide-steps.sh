@@ -478,6 +478,95 @@ for _ in $(seq 1 90); do [[ "$(traits_reason)" == TraitsApplied ]] && break; sle
 [[ "$(traits_reason)" == TraitsApplied ]] || fail "TraitsReady reads $(traits_reason), want TraitsApplied"
 pass "step 7: TraitsReady reads TraitsApplied once the Hypervisor shows the traits"
 
+# ---- A hypervisor that receives no builds. The devstack's node runs one of
+# Nova's failing fake drivers, chosen by a node annotation the pod runner
+# reads when the pod starts, so two builds pinned to it really fail. The
+# counter is then read three ways: `anvil diagnose failed-builds` from the
+# cell database, the pool's status and its metric. The guide's fix follows:
+# disable the service, fix the driver (restart the pod without the
+# annotation), enable the service, and one pinned build that succeeds.
+go build -o "$root/bin/anvil" ./cmd/anvil
+host="$node"
+zone="$(kubectl --context "$COMPUTE_CONTEXT" get node "${host}" \
+  -o jsonpath='{.metadata.labels.topology\.kubernetes\.io/zone}')"
+# The hypervisor operator's part: the host joins its zone's aggregate,
+# which the zone:host form of a pinned build needs.
+aggregate="$(openstack --insecure aggregate list --long -f value -c Name -c "Availability Zone" | awk -v z="$zone" '$2 == z {print $1; exit}')"
+[[ -n "$aggregate" ]] || fail "failed builds: the pool created no aggregate for $zone"
+openstack --insecure aggregate add host "$aggregate" "$host" >/dev/null 2>&1 || true
+kubectl patch novacompute controlplane-compute-a -n openstack --type=merge -p '{"spec":{"failedBuildsWarningThreshold":1}}' >/dev/null
+restart_compute() { # the guide's restart of the node's nova-compute pod, then wait for the service
+  kubectl --context "$COMPUTE_CONTEXT" delete pod -n openstack \
+    -l app.kubernetes.io/name=novacompute,app.kubernetes.io/instance=controlplane-compute-a,app.kubernetes.io/component=nova-compute \
+    --field-selector "spec.nodeName=${host}" >/dev/null
+  local up=""
+  for _ in $(seq 1 90); do
+    up="$(openstack --insecure compute service list --service nova-compute --host "$host" -f value -c State)"
+    [[ "$up" == up ]] && kubectl --context "$COMPUTE_CONTEXT" get pods -n openstack --field-selector "spec.nodeName=${host}" \
+      -l app.kubernetes.io/instance=controlplane-compute-a,app.kubernetes.io/component=nova-compute \
+      -o jsonpath='{.items[*].status.phase}' | grep -qx Running && return 0
+    sleep 2
+  done
+  fail "failed builds: nova-compute on $host did not come back up ($up)"
+}
+kubectl --context "$COMPUTE_CONTEXT" annotate node "$host" devstack.anvil.c5c3.io/compute-driver=fake.FakeBuildAbortDriver --overwrite >/dev/null
+restart_compute
+for i in 1 2; do
+  if openstack server create "e2e-fail-$i" --image cirros-kvm --flavor 1 \
+    --network lab-net --availability-zone "${zone}:${host}" --wait >/dev/null 2>&1; then
+    fail "failed builds: build $i on $host succeeded under the failing driver"
+  fi
+  servers+=("e2e-fail-$i")
+done
+
+# The operator's metrics, read with a token the chart's metrics-reader
+# ClusterRole is bound to; the token goes to curl in a file.
+kubectl create serviceaccount e2e-metrics -n anvil-system >/dev/null
+kubectl create clusterrolebinding e2e-metrics --clusterrole=anvil-operator-metrics-reader \
+  --serviceaccount=anvil-system:e2e-metrics >/dev/null
+metrics_addr="$(jq -r .operator.metricsAddr "$state/state.json")"
+(umask 077; printf 'Authorization: Bearer %s\n' "$(kubectl create token e2e-metrics -n anvil-system)" >"$state/metrics-headers")
+counts() { # diagnose, status and metric of $host, as "d/s/m"
+  local d s m
+  d="$("$root/bin/anvil" diagnose failed-builds --nova controlplane-nova -n openstack 2>/dev/null | awk -v h="$host" '$1 == h {print $2}')"
+  s="$(kubectl get novacompute controlplane-compute-a -n openstack \
+    -o jsonpath="{.status.nodes[?(@.name==\"$host\")].failedBuilds}")"
+  m="$(curl -sk -H @"$state/metrics-headers" "https://$metrics_addr/metrics" \
+    | awk -v h="node=\"$host\"" '/^anvil_novacompute_failed_builds\{/ && index($0, h) {print $NF}')"
+  echo "${d:-none}/${s:-none}/${m:-none}"
+}
+want_counts() { # <count>: wait until all three read it; nova-compute writes it every 60 s
+  local got=""
+  for _ in $(seq 1 90); do
+    got="$(counts)"
+    [[ "$got" == "$1/$1/$1" ]] && return 0
+    sleep 2
+  done
+  fail "failed builds: diagnose/status/metric read $got for $host, want $1/$1/$1"
+}
+want_counts 2
+"$root/bin/anvil" diagnose failed-builds --nova controlplane-nova -n openstack >"$state/diagnose.txt" 2>&1
+grep -q "openstack compute service set --disable" "$state/diagnose.txt" || fail "diagnose does not name the guide's disable command"
+[[ -n "$(kubectl get events -n openstack --field-selector reason=FailedBuilds,involvedObject.name=controlplane-compute-a -o name)" ]] \
+  || fail "failed builds: no FailedBuilds Warning past the threshold"
+pass "failed builds: two pinned builds fail on $host; diagnose, status.nodes[].failedBuilds and the metric read 2, with a Warning"
+
+openstack compute service set --disable --disable-reason "builds fail" "$host" nova-compute
+kubectl --context "$COMPUTE_CONTEXT" annotate node "$host" devstack.anvil.c5c3.io/compute-driver- >/dev/null
+restart_compute
+openstack compute service set --enable "$host" nova-compute
+openstack server create unblock --image cirros-kvm --flavor 1 \
+  --network lab-net --availability-zone "${zone}:${host}" --wait >/dev/null || fail "failed builds: the pinned build after the fix failed"
+servers+=(unblock)
+fault="$(openstack server show unblock -c fault -f value)"
+[[ -z "$fault" || "$fault" == None ]] || fail "failed builds: the pinned server has a fault: $fault"
+openstack server delete unblock --wait
+want_counts 0
+for s in e2e-fail-1 e2e-fail-2; do openstack --insecure server delete --wait "$s" >/dev/null 2>&1 || true; done
+servers=()
+rm -f "$state/metrics-headers"
+pass "failed builds: disabled, fixed, enabled, and one pinned build brings the count back to 0 in all three places"
+
 # Detaching: deleting the pool drains and releases the node.
 kubectl delete novacompute controlplane-compute-a -n openstack --timeout=30m >/dev/null
 services="$(openstack --insecure compute service list --service nova-compute -f value -c Host)"
