@@ -1,15 +1,10 @@
 package novacompute
 
 import (
-	"cmp"
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
@@ -19,12 +14,6 @@ import (
 // failedBuildsTimeout bounds one read of the cell database, dial included:
 // a diagnostic must not hold a pass up.
 const failedBuildsTimeout = 10 * time.Second
-
-// Keys of the Nova's database Secret, as the Nova reads them.
-const (
-	databaseUsernameKey = "username"
-	databasePasswordKey = "password"
-)
 
 // CellDB is the part of the cell database a pool reads.
 type CellDB interface {
@@ -46,9 +35,6 @@ func OpenCellDB(cfg novadb.Config) (CellDB, error) {
 	}
 	return db, nil
 }
-
-// errNoCellDatabase is a Nova without spec.database: nothing to read.
-var errNoCellDatabase = errors.New("the Nova declares no spec.database")
 
 // reconcileFailedBuilds copies each node's failed_builds counter from the
 // cell database into status and warns about a node whose counter rose to
@@ -77,7 +63,7 @@ func (r *Reconciler) reconcileFailedBuilds(ctx context.Context, p *pass) (flow.O
 
 // readFailedBuilds opens the Nova's cell database and reads the counters.
 func (r *Reconciler) readFailedBuilds(ctx context.Context, p *pass) (map[string]int32, error) {
-	cfg, err := cellDBConfig(ctx, p.novaCluster.Reader, p.nova)
+	cfg, err := novadb.ConfigForNova(ctx, p.novaCluster.Reader, p.nova)
 	if err != nil {
 		return nil, err
 	}
@@ -100,25 +86,4 @@ func (r *Reconciler) readFailedBuilds(ctx context.Context, p *pass) (map[string]
 		ctrl.LoggerFrom(ctx).V(1).Info("a compute_nodes row has unreadable stats; its counter reads 0", "row", w)
 	}
 	return counts, nil
-}
-
-// cellDBConfig reads the Nova's cell database and its credentials, from
-// the Secret in the Nova's namespace on the Nova's cluster.
-func cellDBConfig(ctx context.Context, reader client.Reader, nova *novav1alpha1.Nova) (novadb.Config, error) {
-	db := nova.Spec.Database
-	if db == nil {
-		return novadb.Config{}, errNoCellDatabase
-	}
-	secret := &corev1.Secret{}
-	if err := reader.Get(ctx, client.ObjectKey{Namespace: nova.Namespace, Name: db.SecretRef.Name}, secret); err != nil {
-		return novadb.Config{}, fmt.Errorf("reading the cell database Secret %s: %w", db.SecretRef.Name, err)
-	}
-	user, password := string(secret.Data[databaseUsernameKey]), string(secret.Data[databasePasswordKey])
-	if user == "" || password == "" {
-		return novadb.Config{}, fmt.Errorf("the cell database Secret %s lacks the key %s or %s", db.SecretRef.Name, databaseUsernameKey, databasePasswordKey)
-	}
-	return novadb.Config{
-		Host: db.Host, Port: cmp.Or(db.Port, novav1alpha1.DefaultDatabasePort), Database: db.Database,
-		Username: user, Password: password, Timeout: novadb.DefaultTimeout,
-	}, nil
 }

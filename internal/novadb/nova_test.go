@@ -1,4 +1,4 @@
-package novacompute
+package novadb
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
-	"github.com/anvil/anvil/internal/novadb"
 )
 
 // secretReader serves Secrets from a map, by name.
@@ -31,7 +30,7 @@ func (r secretReader) List(context.Context, client.ObjectList, ...client.ListOpt
 	return nil
 }
 
-func TestCellDBConfig(t *testing.T) {
+func TestConfigForNova(t *testing.T) {
 	const password = "cell-password-xyz"
 	nova := func(db *novav1alpha1.DatabaseSpec) *novav1alpha1.Nova {
 		n := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Namespace: "openstack", Name: "nova"}}
@@ -50,22 +49,22 @@ func TestCellDBConfig(t *testing.T) {
 		name    string
 		nova    *novav1alpha1.Nova
 		reader  secretReader
-		want    novadb.Config
+		want    Config
 		wantErr string
 	}{
 		{name: "no spec.database", nova: nova(nil), reader: secretReader{}, wantErr: "spec.database"},
-		{name: "no Secret", nova: nova(spec), reader: secretReader{}, wantErr: "Secret nova-db"},
+		{name: "no Secret", nova: nova(spec), reader: secretReader{}, wantErr: "Secret openstack/nova-db"},
 		{name: "no password key", nova: nova(spec), reader: secret(map[string]string{"username": "nova"}), wantErr: "lacks the key"},
 		{
 			name: "the default port fills a zero one", nova: nova(spec),
 			reader: secret(map[string]string{"username": "nova", "password": password}),
-			want: novadb.Config{Host: "db.example", Port: novav1alpha1.DefaultDatabasePort, Database: "nova",
-				Username: "nova", Password: password, Timeout: novadb.DefaultTimeout},
+			want: Config{Host: "db.example", Port: novav1alpha1.DefaultDatabasePort, Database: "nova",
+				Username: "nova", Password: password, Timeout: DefaultTimeout},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := cellDBConfig(t.Context(), tt.reader, tt.nova)
+			got, err := ConfigForNova(t.Context(), tt.reader, tt.nova)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
