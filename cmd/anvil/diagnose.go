@@ -81,6 +81,8 @@ database (kubectl port-forward) and pass --db-address 127.0.0.1:<port>.`,
 
 // runFailedBuilds reads everything, then prints the table.
 func runFailedBuilds(ctx context.Context, f *failedBuildsFlags, out io.Writer) error {
+	// Checked before any cluster is touched, like the register command's
+	// flags: an explicit zero is a mistake, not a wish to wait forever.
 	if f.timeout <= 0 {
 		return errors.New("--timeout must be positive")
 	}
@@ -94,6 +96,9 @@ func runFailedBuilds(ctx context.Context, f *failedBuildsFlags, out io.Writer) e
 	if err != nil {
 		return err
 	}
+	// A Nova placed on a target cluster keeps its database Secret there,
+	// where the Nova controller reads it; the Nova object itself stays on
+	// the management cluster.
 	secrets := mgmt
 	if f.novaContext != "" {
 		if secrets, _, err = kubeClient(f.kubeconfig, f.novaContext, namespace); err != nil {
@@ -108,6 +113,8 @@ func runFailedBuilds(ctx context.Context, f *failedBuildsFlags, out io.Writer) e
 	if err := mgmt.List(ctx, pools, client.InNamespace(namespace)); err != nil {
 		return fmt.Errorf("listing the NovaComputes of %s: %w", namespace, err)
 	}
+	// Only this Nova's pools: a host name is unique within one Nova, not
+	// across Novas that share a namespace.
 	var mine []novav1alpha1.NovaCompute
 	for _, p := range pools.Items {
 		if p.Spec.NovaRef.Name == nova.Name {
@@ -119,6 +126,9 @@ func runFailedBuilds(ctx context.Context, f *failedBuildsFlags, out io.Writer) e
 		return err
 	}
 	defer db.Close()
+	// Both reads come from the cell database, so the counter and the
+	// disabled flag of a host are from the same moment and the command
+	// needs no Keystone credentials.
 	counts, warnings, err := db.FailedBuilds(ctx)
 	if err != nil {
 		return err
@@ -143,6 +153,7 @@ func kubeClient(kubeconfig, kubeContext, namespace string) (client.Client, strin
 	if err != nil {
 		return nil, "", err
 	}
+	// kubectl's rule: the context's namespace unless one was given.
 	if namespace == "" {
 		rules := clientcmd.NewDefaultClientConfigLoadingRules()
 		if kubeconfig != "" {
@@ -197,6 +208,8 @@ func cellConfig(ctx context.Context, c client.Reader, nova *novav1alpha1.Nova, a
 	if err != nil {
 		return novadb.Config{}, fmt.Errorf("the Nova %s/%s: %w", nova.Namespace, nova.Name, err)
 	}
+	// The override is parsed strictly: a bare host would silently dial
+	// the default port of some other server.
 	if address != "" {
 		host, port, err := net.SplitHostPort(address)
 		n, perr := strconv.ParseUint(port, 10, 16)
