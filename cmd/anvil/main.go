@@ -37,5 +37,6 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newClusterCommand())
+	root.AddCommand(newDiagnoseCommand())
 	return root
 }

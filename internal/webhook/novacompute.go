@@ -52,6 +52,7 @@ const (
 	msgMaxUnavailMalformed = `maxUnavailable must be an integer or a percentage such as "25%"`
 	msgMaxUnavailZero      = "maxUnavailable must resolve to at least 1 for RollingUpdate"
 	msgCPUModels           = "cpuModels is required when cpuMode is custom and must be empty otherwise"
+	msgThresholdMin        = "failedBuildsWarningThreshold must be at least 1: a counter of 0 is a host whose builds succeed"
 	msgRepository          = "repository must be set"
 	msgTagXorDigest        = "image: set exactly one of tag or digest"
 	msgTargetName          = "target cluster name must be set"
@@ -190,6 +191,11 @@ func ValidateNovaCompute(nc, old *novav1alpha1.NovaCompute) field.ErrorList {
 	errs = append(errs, validateTargetClusterRef(spec.Child("targetClusterRef"), nc.Spec.TargetClusterRef, old)...)
 	errs = append(errs, validateTraits(spec.Child("traits"), nc.Spec.Traits)...)
 	errs = append(errs, validateHostTraits(spec.Child("hostTraits"), nc.Spec.HostTraits)...)
+	// The schema's minimum, repeated for a pool that reaches admission
+	// without the CRD's validation (an older CRD during an upgrade).
+	if th := nc.Spec.FailedBuildsWarningThreshold; th != nil && *th < 1 {
+		errs = append(errs, field.Invalid(spec.Child("failedBuildsWarningThreshold"), *th, msgThresholdMin))
+	}
 	return errs
 }
 

@@ -130,6 +130,11 @@ func TestValidateNovaCompute(t *testing.T) {
 
 		{name: "maxUnavailable with OnDelete", mutate: func(nc *novav1alpha1.NovaCompute) { nc.Spec.UpdateStrategy.Type = novav1alpha1.OnDeleteStrategy },
 			want: []want{{"spec.updateStrategy.maxUnavailable", field.ErrorTypeInvalid, "maxUnavailable applies to RollingUpdate only"}}},
+		{name: "failed builds threshold of 1", mutate: func(nc *novav1alpha1.NovaCompute) { nc.Spec.FailedBuildsWarningThreshold = ptr.To[int32](1) }},
+		{name: "failed builds threshold of 0", mutate: func(nc *novav1alpha1.NovaCompute) { nc.Spec.FailedBuildsWarningThreshold = ptr.To[int32](0) },
+			want: []want{{"spec.failedBuildsWarningThreshold", field.ErrorTypeInvalid, msgThresholdMin}}},
+		{name: "negative failed builds threshold", mutate: func(nc *novav1alpha1.NovaCompute) { nc.Spec.FailedBuildsWarningThreshold = ptr.To[int32](-3) },
+			want: []want{{"spec.failedBuildsWarningThreshold", field.ErrorTypeInvalid, msgThresholdMin}}},
 		{name: "OnDelete without maxUnavailable", mutate: func(nc *novav1alpha1.NovaCompute) {
 			nc.Spec.UpdateStrategy = novav1alpha1.UpdateStrategySpec{Type: novav1alpha1.OnDeleteStrategy}
 		}},

@@ -190,6 +190,11 @@ const (
 	HostDiscoveryFailedEvent = "HostDiscoveryFailed"
 	// ExtraConfigOwnedKeyOverrideEvent: extraConfig overrides a rendered key.
 	ExtraConfigOwnedKeyOverrideEvent = "ExtraConfigOwnedKeyOverride"
+	// FailedBuildsEvent (Warning): a node's failed_builds counter rose to
+	// spec.failedBuildsWarningThreshold or above. It is recorded once per
+	// rise; the counter must fall below the threshold, as it does on the
+	// next build that succeeds there, before the node can warn again.
+	FailedBuildsEvent = "FailedBuilds"
 )
 
 // Finalizers, labels and annotations of a pool.

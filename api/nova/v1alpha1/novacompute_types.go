@@ -73,6 +73,14 @@ type NovaComputeSpec struct {
 	// +listType=map
 	// +listMapKey=nodeName
 	HostTraits []HostTraitsSpec `json:"hostTraits,omitempty"`
+
+	// FailedBuildsWarningThreshold makes the pool record a FailedBuilds
+	// Warning event when a node's failed_builds counter rises from below
+	// the threshold to the threshold or above. Absent, the pool reports
+	// the counter in status.nodes and the metric but records no event.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	FailedBuildsWarningThreshold *int32 `json:"failedBuildsWarningThreshold,omitempty"`
 }
 
 // NovaReference names a Nova in the pool's namespace.
@@ -197,6 +205,13 @@ type NovaComputeNode struct {
 	// which the onboarding metrics measure from.
 	// +optional
 	ServiceRegisteredAt *metav1.Time `json:"serviceRegisteredAt,omitempty"`
+	// FailedBuilds is the failed_builds counter nova-compute keeps for the
+	// node's host in the cell database: builds that ended FAILED or
+	// RESCHEDULED there since the last build that succeeded. nova-compute
+	// writes it every 60 seconds. Absent until the pool first read it; the
+	// last value read stays while the database cannot be reached.
+	// +optional
+	FailedBuilds *int32 `json:"failedBuilds,omitempty"`
 }
 
 // NovaComputeStatus is the observed state of a NovaCompute.

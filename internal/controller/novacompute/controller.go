@@ -87,6 +87,9 @@ type Reconciler struct {
 	// service password; the zero value admits only an owning
 	// ControlPlane's Keystone.
 	Keystone keystonepolicy.Policy
+	// CellDB opens the Nova's cell database, which the pool reads the
+	// failed_builds counters from; nil means OpenCellDB.
+	CellDB CellDBFactory
 
 	onboarding onboardingTracker
 }
@@ -154,6 +157,9 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 		{Condition: novav1alpha1.DaemonSetReadyCondition, Run: r.reconcileDaemonSet},
 		{Condition: novav1alpha1.AggregatesReadyCondition, Run: r.reconcileAggregates},
 		{Condition: novav1alpha1.ServicesReadyCondition, Run: r.reconcileServices},
+		// A diagnostic under ServicesReady that never fails the pass, so
+		// it never sets the condition either.
+		{Condition: novav1alpha1.ServicesReadyCondition, Run: r.reconcileFailedBuilds},
 		{Condition: novav1alpha1.TraitsReadyCondition, Run: r.reconcileTraits},
 	}
 }
@@ -163,6 +169,7 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 func (r *Reconciler) patchStatus(ctx context.Context, before, pool *novav1alpha1.NovaCompute, passErr error) error {
 	err := conditions.PatchStatus(ctx, r.Client, r.Recorder, before, pool, &before.Status.CommonStatus, &pool.Status.CommonStatus, passErr, r.summary())
 	observeNodePhases(pool)
+	observeFailedBuilds(before, pool)
 	return err
 }
 

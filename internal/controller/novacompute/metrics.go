@@ -12,8 +12,10 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 )
 
-// The pools' metrics. Pool names are labels, never node names: a label per
-// node would grow without bound on a large fleet.
+// The pools' metrics. Pool names are labels, and node names only where a
+// value belongs to one node and means nothing summed up: the failed-builds
+// gauge. Its series are deleted when the node leaves the pool, so they
+// follow the live fleet instead of growing with its history.
 var (
 	onboardingSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "anvil_novacompute_node_onboarding_seconds",
@@ -26,10 +28,35 @@ var (
 		Name: "anvil_novacompute_nodes",
 		Help: "Nodes of a pool by phase (Pending, Active, Draining, Releasing, Conflict).",
 	}, []string{"namespace", "pool", "phase"})
+	failedBuilds = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "anvil_novacompute_failed_builds",
+		Help: "The failed_builds counter of a pool's node, as nova-compute last wrote it to the cell database: builds that failed or were rescheduled there since the last one that succeeded.",
+	}, []string{"namespace", "pool", "node"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(onboardingSeconds, nodesByPhase)
+	metrics.Registry.MustRegister(onboardingSeconds, nodesByPhase, failedBuilds)
+}
+
+// observeFailedBuilds sets the failed-builds gauge from the pool's status
+// and deletes the series of nodes the pass dropped, or of the whole pool
+// once it is gone. The status before the pass tells which series exist: a
+// pass whose status patch fails leaves the node in the stored status, so
+// the next pass deletes its series.
+func observeFailedBuilds(before, pool *novav1alpha1.NovaCompute) {
+	if !pool.DeletionTimestamp.IsZero() && len(pool.Finalizers) == 0 {
+		failedBuilds.DeletePartialMatch(prometheus.Labels{"namespace": pool.Namespace, "pool": pool.Name})
+		return
+	}
+	now := failedBuildsSeries(pool.Status.Nodes)
+	for node := range failedBuildsSeries(before.Status.Nodes) {
+		if _, ok := now[node]; !ok {
+			failedBuilds.DeleteLabelValues(pool.Namespace, pool.Name, node)
+		}
+	}
+	for node, n := range now {
+		failedBuilds.WithLabelValues(pool.Namespace, pool.Name, node).Set(float64(n))
+	}
 }
 
 // phases are the gauge's label values; each is set on every pass, so a

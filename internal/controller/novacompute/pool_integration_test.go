@@ -48,6 +48,7 @@ func TestIntegrationPool(t *testing.T) {
 	newControlPlane(t, e)
 
 	t.Run("a pool goes Ready", func(t *testing.T) { testPoolReady(t, e, compute, nova) })
+	t.Run("failed builds reach status, the gauge and an event", func(t *testing.T) { testFailedBuilds(t, e) })
 	t.Run("a second pool on the same nodes gets Conflict", func(t *testing.T) { testConflict(t, e, compute) })
 	t.Run("a same-named node on another cluster gets Conflict", func(t *testing.T) { testCrossClusterConflict(t, e, nova) })
 	t.Run("traits reach Placement and the Hypervisors", func(t *testing.T) { testTraits(t, e, compute, nova) })

@@ -301,6 +301,15 @@ func (s apiSource) ServiceAccountToken(ctx context.Context, pod *corev1.Pod, p *
 	return got.Status.Token, nil
 }
 
+// NodeAnnotations implements nodeSource.
+func (s apiSource) NodeAnnotations(ctx context.Context, name string) (map[string]string, error) {
+	node, err := s.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return node.Annotations, nil
+}
+
 // Services implements clusterSource: every Service of the cluster, since a
 // cluster IP names no namespace.
 func (s apiSource) Services(ctx context.Context) ([]corev1.Service, error) {

@@ -54,6 +54,10 @@ type Container struct {
 	Spec *corev1.Container
 	// NodeName is the node the pod is bound to.
 	NodeName string
+	// NodeAnnotations are the node's annotations as the runner read them
+	// when it prepared the pod; nil when the runner cannot read Nodes, as
+	// in unit tests. A change takes effect when the pod is recreated.
+	NodeAnnotations map[string]string
 	// Mounts are the container's volume mounts, materialised.
 	Mounts Mounts
 	// WorkDir is a directory of the container's own, under the pod's work

@@ -2,6 +2,7 @@ package podrunner
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"runtime"
 
@@ -55,7 +56,7 @@ func nodeObject(n Node) *corev1.Node {
 		return corev1.NodeCondition{Type: t, Status: s, Reason: reason, Message: message, LastHeartbeatTime: now, LastTransitionTime: now}
 	}
 	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels, Annotations: maps.Clone(n.Annotations)},
 		Spec:       corev1.NodeSpec{},
 		Status: corev1.NodeStatus{
 			Phase:       corev1.NodeRunning,
@@ -79,4 +80,25 @@ func nodeObject(n Node) *corev1.Node {
 			},
 		},
 	}
+}
+
+// nodeSource reads the annotations of the runner's Node, which mappings
+// take per-node settings from.
+type nodeSource interface {
+	NodeAnnotations(ctx context.Context, name string) (map[string]string, error)
+}
+
+// nodeAnnotations reads the node's annotations once per preparation, so a
+// changed annotation reaches a pod when it is recreated. A source that
+// cannot read Nodes, as in unit tests, yields none.
+func (r *podRun) nodeAnnotations() (map[string]string, error) {
+	src, ok := r.h.src.(nodeSource)
+	if !ok {
+		return nil, nil
+	}
+	a, err := src.NodeAnnotations(r.ctx, r.h.node)
+	if err != nil {
+		return nil, fmt.Errorf("reading the annotations of node %s: %w", r.h.node, err)
+	}
+	return a, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -25,9 +26,19 @@ const (
 	// NovaComputeLauncher is the script that starts nova-compute from
 	// python3-nova; the nova-compute package itself would pull in libvirt.
 	NovaComputeLauncher = "from nova.cmd.compute import main; main()"
-	// FakeComputeDriver is the virt driver every local nova-compute uses:
-	// it registers a hypervisor and accepts servers without a hypervisor.
+	// FakeComputeDriver is the virt driver a local nova-compute uses
+	// unless its node names another: it registers a hypervisor and accepts
+	// servers without a hypervisor.
 	FakeComputeDriver = "fake.FakeDriver"
+	// ComputeDriverAnnotation on a runner's Node picks another of Nova's
+	// fake drivers for the node's nova-compute, such as
+	// fake.FakeBuildAbortDriver, whose every build fails, or
+	// fake.FakeRescheduleDriver, whose builds are rescheduled elsewhere:
+	// both raise the host's failed_builds counter. Only fake.* drivers are
+	// taken, since nothing else runs without a hypervisor. The runner reads
+	// the annotation when it prepares a pod, so a change takes effect when
+	// the nova-compute pod is recreated.
+	ComputeDriverAnnotation = "devstack.anvil.c5c3.io/compute-driver"
 	// OverridesFile is the name of the configuration file the runner
 	// generates in the container's work directory and passes last, so that
 	// its options win over every mounted file.
@@ -243,7 +254,11 @@ func novaOverrides(c Container, files []string, compute bool) ([]byte, error) {
 		"oslo_concurrency": {{"lock_path", filepath.Join(c.WorkDir, "lock")}},
 	}
 	if compute {
-		fixed["DEFAULT"] = append(fixed["DEFAULT"], [2]string{"compute_driver", FakeComputeDriver})
+		driver, err := ComputeDriver(c.NodeAnnotations)
+		if err != nil {
+			return nil, err
+		}
+		fixed["DEFAULT"] = append(fixed["DEFAULT"], [2]string{"compute_driver", driver})
 	}
 	sections := map[string][][2]string{}
 	for name, opts := range fixed {
@@ -280,6 +295,27 @@ func novaOverrides(c Container, files []string, compute bool) ([]byte, error) {
 		}
 	}
 	return buf.Bytes(), nil
+}
+
+// fakeDriverPattern is a class of nova.virt.fake: the module, a dot and a
+// Python identifier.
+var fakeDriverPattern = regexp.MustCompile(`^fake\.[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ComputeDriver returns the compute_driver of a node's nova-compute:
+// FakeComputeDriver, or the fake driver ComputeDriverAnnotation names. A
+// value that is no fake.* class is refused, so the pod waits with a
+// configuration error that names the annotation instead of starting a
+// nova-compute that cannot work here.
+func ComputeDriver(nodeAnnotations map[string]string) (string, error) {
+	v, ok := nodeAnnotations[ComputeDriverAnnotation]
+	if !ok || strings.TrimSpace(v) == "" {
+		return FakeComputeDriver, nil
+	}
+	v = strings.TrimSpace(v)
+	if !fakeDriverPattern.MatchString(v) {
+		return "", fmt.Errorf("node annotation %s is %q; only Nova's fake drivers (fake.<Class>) run under the pod runner", ComputeDriverAnnotation, v)
+	}
+	return v, nil
 }
 
 // hasKey reports whether opts sets key.

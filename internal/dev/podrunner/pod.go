@@ -327,12 +327,16 @@ func (r *podRun) prepareOnce() error {
 	if err != nil {
 		return err
 	}
+	annotations, err := r.nodeAnnotations()
+	if err != nil {
+		return err
+	}
 	commands := map[string]prepared{}
 	for _, p := range r.plans {
 		if p.mapping == nil {
 			continue
 		}
-		c, err := r.prepareContainer(p, vols)
+		c, err := r.prepareContainer(p, vols, annotations)
 		if err != nil {
 			return fmt.Errorf("container %s: %w", p.spec.Name, err)
 		}
@@ -346,7 +350,7 @@ func (r *podRun) prepareOnce() error {
 
 // prepareContainer resolves a container's mounts and environment and asks
 // its mapping for the command.
-func (r *podRun) prepareContainer(p plan, vols map[string]volume) (prepared, error) {
+func (r *podRun) prepareContainer(p plan, vols map[string]volume, nodeAnnotations map[string]string) (prepared, error) {
 	mounts, err := containerMounts(p.spec, vols)
 	if err != nil {
 		return prepared{}, err
@@ -363,7 +367,7 @@ func (r *podRun) prepareContainer(p plan, vols map[string]volume) (prepared, err
 		}
 	}
 	cmd, err := p.mapping.Build(Container{
-		Pod: r.spec, Spec: p.spec, NodeName: r.h.node, Mounts: mounts, WorkDir: workDir, Env: plain,
+		Pod: r.spec, Spec: p.spec, NodeName: r.h.node, NodeAnnotations: nodeAnnotations, Mounts: mounts, WorkDir: workDir, Env: plain,
 		PodIP: r.podIP, HostRoot: r.h.hostRoot(), NetNS: r.h.netnsName(), Resolve: resolver{ctx: r.ctx, src: r.h.cluster}.resolve,
 	})
 	if err != nil {

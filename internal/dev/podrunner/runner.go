@@ -48,6 +48,10 @@ type Node struct {
 	// Labels are set on the node besides kubernetes.io/hostname, os and
 	// arch; a zone goes here as corev1.LabelTopologyZone.
 	Labels map[string]string
+	// Annotations are set on the node when the runner registers it, such
+	// as ComputeDriverAnnotation. Annotations added later with kubectl
+	// count as well: the runner reads them when it prepares a pod.
+	Annotations map[string]string
 	// NetNS gives the node a network namespace of its own
 	// (NodeNetNSName), made when the runner starts and deleted when it
 	// stops. Its chassis's ovs-vswitchd runs inside with the userspace
