@@ -175,6 +175,64 @@ kubectl --context anvil-compute-a get secret controlplane-nova-metadata-agent-se
   || fail "detaching compute-b took compute-a's metadata copy"
 pass "detaching compute-b left nothing Anvil wrote there, and each reaping was an event"
 
+# ---- Standalone Nova, without a ControlPlane. The devstack's Nova is the
+# ControlPlane's, so the script declares a second one that nothing owns,
+# with the same Keystone, bus and databases and no metadata route. Its API
+# pods find the control plane's ports taken and never start, which a pool
+# does not need: it takes the contract and the host discovery databases,
+# published before any pod. The pool names its image, since such a Nova
+# reports no installed release. The operator admits this Nova's Keystone
+# because the devstack lists it in allowedKeystoneHosts.
+NOVA=standalone-nova
+kubectl get nova controlplane-nova -n openstack -o json \
+  | jq --arg name "$NOVA" '{apiVersion, kind, metadata: {name: $name, namespace: .metadata.namespace},
+      spec: (.spec | del(.metadata.gateway) | .replicas = 1)}' \
+  | kubectl apply -f - >/dev/null
+kubectl wait nova/"$NOVA" -n openstack --timeout=5m \
+  --for=jsonpath='{.status.remoteComputeConfigSecretRef.name}'="${NOVA}-remote-compute-config" >/dev/null \
+  || fail "standalone: $NOVA published no ${NOVA}-remote-compute-config"
+kubectl get secret "${NOVA}-remote-compute-config" -n openstack -o json \
+  | jq --arg name "${NOVA}-compute-config" '{apiVersion, kind, type, data, metadata: {name: $name}}' \
+  | kubectl --context "$COMPUTE_CONTEXT" apply --server-side -n openstack -f - >/dev/null
+kubectl --context "$COMPUTE_CONTEXT" annotate secret "${NOVA}-compute-config" \
+  -n openstack kubectl.kubernetes.io/last-applied-configuration- >/dev/null
+annotations="$(kubectl --context "$COMPUTE_CONTEXT" get secret "${NOVA}-compute-config" -n openstack -o jsonpath='{.metadata.annotations}')"
+[[ -z "$annotations" || "$annotations" == "{}" ]] || fail "standalone: the hand copy carries annotations: $(jq -c 'keys' <<<"$annotations")"
+kubectl --context "$COMPUTE_CONTEXT" label node "$node_b" openstack.c5c3.io/nova-compute-pool=b --overwrite >/dev/null
+kubectl apply -f - <<EOF >/dev/null
+apiVersion: nova.openstack.c5c3.io/v1alpha1
+kind: NovaCompute
+metadata:
+  name: standalone-compute-b
+  namespace: openstack
+spec:
+  novaRef:
+    name: ${NOVA}
+  image:
+    repository: ghcr.io/c5c3/nova-compute
+    tag: "2026.1"
+  nodeSelector:
+    openstack.c5c3.io/nova-compute-pool: b
+  targetClusterRef:
+    name: ${COMPUTE_CLUSTER}
+  libvirt:
+    virtType: kvm
+EOF
+kubectl wait novacompute/standalone-compute-b -n openstack \
+  --for=condition=Ready --timeout=10m >/dev/null || fail "standalone: the pool on the hand copy is not Ready"
+state_b="$(openstack --insecure compute service list --service nova-compute --host "$node_b" -f value -c State)"
+[[ "$state_b" == up ]] || fail "standalone: nova-compute on $node_b reads ${state_b:-nothing}, want up"
+pass "standalone: the hand copy of ${NOVA}-remote-compute-config, without the last-applied annotation, runs a Ready pool on compute-b"
+
+# The copy carries no mirror label, so the pool's teardown leaves it; the
+# user deletes it, and then the Nova.
+kubectl delete novacompute standalone-compute-b -n openstack --timeout=30m >/dev/null
+kubectl --context "$COMPUTE_CONTEXT" get secret "${NOVA}-compute-config" -n openstack >/dev/null \
+  || fail "standalone: the pool's teardown deleted the hand copy"
+kubectl --context "$COMPUTE_CONTEXT" delete secret "${NOVA}-compute-config" -n openstack >/dev/null
+kubectl delete nova "$NOVA" -n openstack --timeout=5m >/dev/null
+pass "standalone: deleting the pool left the hand copy, as the guide says"
+
 "$anvil_dev" devstack down --state-dir "$state" >/dev/null
 trap - EXIT
 echo "guide e2e: passed"

@@ -8,11 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -100,19 +102,27 @@ func (s *Stack) startOperatorProcess(ctx context.Context, st *state, binary, sum
 		return "", err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(binary,
-		"--kubeconfig="+s.operatorKubeconfigPath(),
-		"--leader-election-namespace="+OperatorNamespace,
-		"--metrics-bind-address="+op.MetricsAddr,
-		"--health-probe-bind-address="+op.HealthAddr,
-		"--clusters-namespace="+clustersNamespace,
+	hosts, err := s.allowedKeystoneHosts()
+	if err != nil {
+		return "", err
+	}
+	args := []string{
+		"--kubeconfig=" + s.operatorKubeconfigPath(),
+		"--leader-election-namespace=" + OperatorNamespace,
+		"--metrics-bind-address=" + op.MetricsAddr,
+		"--health-probe-bind-address=" + op.HealthAddr,
+		"--clusters-namespace=" + clustersNamespace,
 		// The certificate in the cert dir is signed by the devstack CA,
 		// which installWebhooks hands the apiserver as the caBundle. The
 		// server binds every interface; the apiserver dials loopback.
 		"--enable-webhooks=true",
-		"--webhook-cert-dir="+s.webhookCertDir(),
-		"--webhook-port="+strconv.Itoa(op.WebhookPort),
-	)
+		"--webhook-cert-dir=" + s.webhookCertDir(),
+		"--webhook-port=" + strconv.Itoa(op.WebhookPort),
+	}
+	if len(hosts) > 0 {
+		args = append(args, "--allowed-keystone-hosts="+strings.Join(hosts, ","))
+	}
+	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// A session of its own, so the operator outlives this command and a
 	// Ctrl-C in the terminal that ran `up` does not reach it.
@@ -246,4 +256,30 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 		}
 	}
 	return len(b), nil
+}
+
+// allowedKeystoneHosts is the operator's --allowed-keystone-hosts: with the
+// OpenStack services, the local Keystone's hosts and ports, so a standalone
+// Nova of the guide may name them; without them, none.
+func (s *Stack) allowedKeystoneHosts() ([]string, error) {
+	if !s.openstack {
+		return nil, nil
+	}
+	cloud, err := s.loadSampleCloud()
+	if err != nil {
+		return nil, err
+	}
+	// A Nova names both: the internal URL in keystoneEndpoint, the public
+	// one in keystonePublicEndpoint and remoteCompute.
+	var hosts []string
+	for _, raw := range []string{cloud.keystone, cloud.keystonePublic} {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("the service set's Keystone URL %q has no host", raw)
+		}
+		if !slices.Contains(hosts, u.Host) {
+			hosts = append(hosts, u.Host)
+		}
+	}
+	return hosts, nil
 }

@@ -65,8 +65,8 @@ func (s *Stack) operatorManifestPath() string { return filepath.Join(s.dir, "ope
 // chart's defaults, so the devstack runs what a user installs. The ports
 // differ because every pod here shares the host's network, where the
 // defaults may be taken.
-func chartValues(op *operatorState, binarySHA256 string) map[string]any {
-	return map[string]any{
+func chartValues(op *operatorState, binarySHA256 string, keystoneHosts []string) map[string]any {
+	values := map[string]any{
 		"image":             map[string]any{"repository": OperatorImageRepository},
 		"watchNamespaces":   []string{testenv.WorkloadNamespace},
 		"clustersNamespace": clustersNamespace,
@@ -81,6 +81,12 @@ func chartValues(op *operatorState, binarySHA256 string) map[string]any {
 		"nodeSelector":   map[string]string{corev1.LabelHostname: NodeName(ManagementCluster, 1)},
 		"podAnnotations": map[string]string{operatorBinaryAnnotation: binarySHA256},
 	}
+	// A standalone Nova, which no ControlPlane owns, may name the local
+	// Keystone only when the operator lists it.
+	if len(keystoneHosts) > 0 {
+		values["allowedKeystoneHosts"] = keystoneHosts
+	}
+	return values
 }
 
 // renderOperatorChart runs `helm template` on the repository's chart.
@@ -198,7 +204,11 @@ func (s *Stack) installOperatorChart(ctx context.Context, st *state, sum string)
 	}
 	op.BinarySHA256 = sum
 	st.Operator = op
-	raw, err := s.renderOperatorChart(ctx, chartValues(op, sum))
+	hosts, err := s.allowedKeystoneHosts()
+	if err != nil {
+		return "", err
+	}
+	raw, err := s.renderOperatorChart(ctx, chartValues(op, sum, hosts))
 	if err != nil {
 		return "", err
 	}

@@ -25,7 +25,7 @@ func TestChartForTheDevstack(t *testing.T) {
 	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
 	s := &Stack{root: root, dir: t.TempDir(), bin: filepath.Join(root, "bin")}
 	op := &operatorState{Mode: OperatorModeChart, HealthAddr: "127.0.0.1:40001", MetricsAddr: "127.0.0.1:40002", WebhookPort: 40003}
-	raw, err := s.renderOperatorChart(t.Context(), chartValues(op, "abc"))
+	raw, err := s.renderOperatorChart(t.Context(), chartValues(op, "abc", []string{"127.0.0.1:5000"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestChartForTheDevstack(t *testing.T) {
 			pod := d.Spec.Template
 			args := strings.Join(pod.Spec.Containers[0].Args, " ")
 			for _, want := range []string{"--health-probe-bind-address=:40001", "--metrics-bind-address=$(POD_IP):40002", "--webhook-port=40003",
-				"--watch-namespaces=" + testenv.WorkloadNamespace, "--clusters-namespace=" + clustersNamespace} {
+				"--watch-namespaces=" + testenv.WorkloadNamespace, "--clusters-namespace=" + clustersNamespace, "--allowed-keystone-hosts=127.0.0.1:5000"} {
 				if !strings.Contains(args, want) {
 					t.Errorf("args %q lack %q", args, want)
 				}
