@@ -106,22 +106,7 @@ func (s *Stack) startOperatorProcess(ctx context.Context, st *state, binary, sum
 	if err != nil {
 		return "", err
 	}
-	args := []string{
-		"--kubeconfig=" + s.operatorKubeconfigPath(),
-		"--leader-election-namespace=" + OperatorNamespace,
-		"--metrics-bind-address=" + op.MetricsAddr,
-		"--health-probe-bind-address=" + op.HealthAddr,
-		"--clusters-namespace=" + clustersNamespace,
-		// The certificate in the cert dir is signed by the devstack CA,
-		// which installWebhooks hands the apiserver as the caBundle. The
-		// server binds every interface; the apiserver dials loopback.
-		"--enable-webhooks=true",
-		"--webhook-cert-dir=" + s.webhookCertDir(),
-		"--webhook-port=" + strconv.Itoa(op.WebhookPort),
-	}
-	if len(hosts) > 0 {
-		args = append(args, "--allowed-keystone-hosts="+strings.Join(hosts, ","))
-	}
+	args := s.operatorProcessArgs(op, hosts)
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// A session of its own, so the operator outlives this command and a
@@ -256,6 +241,28 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 		}
 	}
 	return len(b), nil
+}
+
+// operatorProcessArgs are the flags of a process-mode operator: the chart's,
+// with the addresses picked for this host.
+func (s *Stack) operatorProcessArgs(op *operatorState, keystoneHosts []string) []string {
+	args := []string{
+		"--kubeconfig=" + s.operatorKubeconfigPath(),
+		"--leader-election-namespace=" + OperatorNamespace,
+		"--metrics-bind-address=" + op.MetricsAddr,
+		"--health-probe-bind-address=" + op.HealthAddr,
+		"--clusters-namespace=" + clustersNamespace,
+		// The certificate in the cert dir is signed by the devstack CA,
+		// which installWebhooks hands the apiserver as the caBundle. The
+		// server binds every interface; the apiserver dials loopback.
+		"--enable-webhooks=true",
+		"--webhook-cert-dir=" + s.webhookCertDir(),
+		"--webhook-port=" + strconv.Itoa(op.WebhookPort),
+	}
+	if len(keystoneHosts) > 0 {
+		args = append(args, "--allowed-keystone-hosts="+strings.Join(keystoneHosts, ","))
+	}
+	return args
 }
 
 // allowedKeystoneHosts is the operator's --allowed-keystone-hosts: with the
