@@ -7,7 +7,6 @@ package controlplane
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"time"
 
@@ -118,7 +117,7 @@ func (r *Reconciler) teardownSteps() []flow.Step[*pass] {
 // Reconcile brings one ControlPlane up to date: get it, defer the status
 // patch, take down the Keystone accounts of a deleted one, else run the
 // steps in order.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	cp := &c5c3v1alpha1.ControlPlane{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cp); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -126,9 +125,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	before := cp.DeepCopy()
 	var passErr error
 	defer func() {
-		if err := r.patchStatus(ctx, before, cp, passErr); err != nil {
-			retErr = errors.Join(retErr, err)
-		}
+		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, before, cp, passErr))
 	}()
 	steps := r.steps()
 	if !cp.DeletionTimestamp.IsZero() {

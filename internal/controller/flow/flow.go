@@ -185,3 +185,15 @@ func Result(o Outcome, err error) (ctrl.Result, error) {
 	}
 	return ctrl.Result{}, err
 }
+
+// JoinPatchError folds the error of a pass's closing status patch into its
+// result. The error goes back for backoff and the planned requeue is
+// dropped: controller-runtime ignores a requeue next to an error, and warns
+// when it sees both.
+func JoinPatchError(res *ctrl.Result, retErr *error, patchErr error) {
+	if patchErr == nil {
+		return
+	}
+	*res = ctrl.Result{}
+	*retErr = errors.Join(*retErr, patchErr)
+}

@@ -8,6 +8,7 @@ import (
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 )
@@ -62,6 +63,40 @@ func TestResult(t *testing.T) {
 			var se *StepError
 			if got := errors.As(err, &se) && se.Terminal; got != tt.wantTerminal {
 				t.Errorf("terminal = %v, want %v", got, tt.wantTerminal)
+			}
+		})
+	}
+}
+
+func TestJoinPatchError(t *testing.T) {
+	stepErr, patchErr := errors.New("step"), errors.New("patch")
+	tests := []struct {
+		name        string
+		res         ctrl.Result
+		retErr      error
+		patchErr    error
+		wantRequeue time.Duration
+		wantErrs    []error
+	}{
+		{name: "a clean patch keeps the requeue", res: ctrl.Result{RequeueAfter: time.Minute}, wantRequeue: time.Minute},
+		{name: "a clean patch keeps the step's error", retErr: stepErr, wantErrs: []error{stepErr}},
+		{name: "a failed patch drops the requeue", res: ctrl.Result{RequeueAfter: time.Minute}, patchErr: patchErr, wantErrs: []error{patchErr}},
+		{name: "a failed patch joins the step's error", retErr: stepErr, patchErr: patchErr, wantErrs: []error{stepErr, patchErr}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, retErr := tt.res, tt.retErr
+			JoinPatchError(&res, &retErr, tt.patchErr)
+			if res.RequeueAfter != tt.wantRequeue {
+				t.Errorf("RequeueAfter = %v, want %v", res.RequeueAfter, tt.wantRequeue)
+			}
+			if (retErr != nil) != (len(tt.wantErrs) > 0) {
+				t.Fatalf("error = %v, want %v", retErr, tt.wantErrs)
+			}
+			for _, want := range tt.wantErrs {
+				if !errors.Is(retErr, want) {
+					t.Errorf("error %v lost %v", retErr, want)
+				}
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package neutronmetadataagent
 
 import (
 	"context"
-	"errors"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -87,7 +86,7 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 
 // Reconcile brings one agent up to date: get, defer the status patch,
 // take the deletion branch, then run the steps in order.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	agent := &neutronv1alpha1.NeutronMetadataAgent{}
 	if err := r.Client.Get(ctx, req.NamespacedName, agent); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -95,9 +94,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	p := &pass{agent: agent, before: agent.DeepCopy()}
 	var passErr error
 	defer func() {
-		if err := r.patchStatus(ctx, p.before, agent, passErr); err != nil {
-			retErr = errors.Join(retErr, err)
-		}
+		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, p.before, agent, passErr))
 	}()
 
 	if !agent.DeletionTimestamp.IsZero() {

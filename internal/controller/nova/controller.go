@@ -14,7 +14,6 @@ package nova
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,7 +107,7 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 // Reconcile brings one Nova's contract up to date. It reads like a table of
 // contents: get, defer the status patch, take the deletion branch, then run
 // the steps in order.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	nova := &novav1alpha1.Nova{}
 	if err := r.Client.Get(ctx, req.NamespacedName, nova); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -116,9 +115,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	p := &pass{nova: nova, before: nova.DeepCopy()}
 	var passErr error
 	defer func() {
-		if err := r.patchStatus(ctx, p.before, nova, passErr); err != nil {
-			retErr = errors.Join(retErr, err)
-		}
+		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, p.before, nova, passErr))
 	}()
 
 	if !nova.DeletionTimestamp.IsZero() {

@@ -3,7 +3,6 @@ package novacompute
 import (
 	"cmp"
 	"context"
-	"errors"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -109,7 +108,7 @@ type Reconciler struct {
 // Reconcile runs one pass over a pool. It reads like a table of contents:
 // get the pool, defer the one status patch, add the finalizers, take the
 // deletion branch, then run the steps in order.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	pool := &novav1alpha1.NovaCompute{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -117,9 +116,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	before := pool.DeepCopy()
 	var passErr error
 	defer func() {
-		if err := r.patchStatus(ctx, before, pool, passErr); err != nil {
-			retErr = errors.Join(retErr, err)
-		}
+		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, before, pool, passErr))
 	}()
 
 	if pool.DeletionTimestamp.IsZero() {

@@ -11,7 +11,6 @@ package ovncentral
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -123,7 +122,7 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 
 // Reconcile brings one central up to date: get, defer the status patch,
 // take the deletion branch, then run the steps in order.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	central := &ovnv1alpha1.OVNCentral{}
 	if err := r.Client.Get(ctx, req.NamespacedName, central); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -131,9 +130,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	p := &pass{central: central, before: central.DeepCopy()}
 	var passErr error
 	defer func() {
-		if err := r.patchStatus(ctx, p.before, central, passErr); err != nil {
-			retErr = errors.Join(retErr, err)
-		}
+		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, p.before, central, passErr))
 	}()
 
 	if !central.DeletionTimestamp.IsZero() {

@@ -13,7 +13,6 @@ package ovnchassis
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -114,7 +113,7 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 
 // Reconcile brings one chassis up to date: get, defer the status patch,
 // take the deletion branch, then run the steps in order.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	chassis := &ovnv1alpha1.OVNChassis{}
 	if err := r.Client.Get(ctx, req.NamespacedName, chassis); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -122,9 +121,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	p := &pass{chassis: chassis, before: chassis.DeepCopy()}
 	var passErr error
 	defer func() {
-		if err := r.patchStatus(ctx, p.before, chassis, passErr); err != nil {
-			retErr = errors.Join(retErr, err)
-		}
+		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, p.before, chassis, passErr))
 	}()
 
 	if !chassis.DeletionTimestamp.IsZero() {
