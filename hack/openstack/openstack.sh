@@ -20,6 +20,17 @@
 #                            against the set's own central again. The set's own
 #                            central keeps running either way, and stop forgets
 #                            the choice.
+#   openstack.sh bus-user add NAME
+#                            create bus user NAME with the password on stdin (or
+#                            set its password), with every right on vhost /: a
+#                            second broker credential, to rotate a transport URL
+#   openstack.sh bus-user delete NAME
+#                            delete that user; the set's own user nova stays
+#   openstack.sh service-password nova
+#                            set the nova service user's password to the one on
+#                            stdin: in its secret file, in Keystone, and in
+#                            neutron-server's [nova] section (neutron-server
+#                            restarts against the same central), to rotate it
 #   openstack.sh stop        stop the processes recorded in the pid files
 #   openstack.sh status      one line per service; exit 0 only when all run
 #                            (the reference Nova is listed only while it runs)
@@ -542,7 +553,7 @@ start_rabbitmq() {
 finish_rabbitmq() {
   wait_until rabbitmq "listening on $RABBITMQ_PORT" port_open "$RABBITMQ_PORT"
   wait_until rabbitmq "listening on $RABBITMQ_TLS_PORT" port_open "$RABBITMQ_TLS_PORT"
-  local pw marker=$RABBITMQ_DIR/mnesia/.anvil-nova-user quorum=$RABBITMQ_DIR/mnesia/.anvil-quorum-queues
+  local pw users marker=$RABBITMQ_DIR/mnesia/.anvil-nova-user quorum=$RABBITMQ_DIR/mnesia/.anvil-quorum-queues
   # Every Nova service uses quorum queues, as the compute contract makes the
   # computes do; their exchanges are durable. A vhost that classic queues
   # declared earlier holds non-durable exchanges of the same names, which a
@@ -556,7 +567,9 @@ finish_rabbitmq() {
   fi
   pw=$(secret rabbitmq-nova)
   if ! marker_is "$marker" "$(sha256sum <<<"$pw" | cut -c1-16)"; then
-    if rabbitmqctl list_users --silent 2>>"$LOGS/rabbitmq.log" | grep -q '^nova[[:space:]]'; then
+    # Captured first: grep -q would close the pipe early under pipefail.
+    users=$(rabbitmqctl list_users --silent 2>>"$LOGS/rabbitmq.log") || fail rabbitmq "listing users failed"
+    if grep -q '^nova[[:space:]]' <<<"$users"; then
       printf '%s\n' "$pw" | rabbitmqctl change_password nova >>"$LOGS/rabbitmq.log" 2>&1 ||
         fail rabbitmq "setting the password of user nova failed"
     else
@@ -569,6 +582,59 @@ finish_rabbitmq() {
   fi
   echo "rabbit://nova:$pw@$HOST:$RABBITMQ_PORT/" | write_file "$STATE/transport_url"
   echo "rabbit://nova:$pw@$HOST:$RABBITMQ_TLS_PORT/" | write_file "$STATE/transport_url_tls"
+}
+
+# cmd_bus_user add|delete NAME manages a broker user besides nova. The
+# password comes on stdin, so it is never an argument of any process.
+cmd_bus_user() {
+  local action=${1:-} name=${2:-} pw
+  [[ $action =~ ^(add|delete)$ && $name =~ ^[a-z][a-z0-9-]*$ && $name != nova ]] ||
+    { err "usage: bus-user add|delete NAME (lower case, not nova); add reads the password on stdin"; exit 2; }
+  service_pid rabbitmq >/dev/null || { err "run openstack.sh start first"; exit 1; }
+  if [[ $action == delete ]]; then
+    rabbitmqctl delete_user "$name" >>"$LOGS/rabbitmq.log" 2>&1 || true
+    return 0
+  fi
+  IFS= read -r pw || true
+  [[ -n $pw ]] || { err "bus-user add: no password on stdin"; exit 2; }
+  # Captured first: grep -q would close the pipe early under pipefail.
+  local users
+  users=$(rabbitmqctl list_users --silent 2>>"$LOGS/rabbitmq.log") || fail rabbitmq "listing users failed"
+  if grep -q "^$name[[:space:]]" <<<"$users"; then
+    printf '%s\n' "$pw" | rabbitmqctl change_password "$name" >>"$LOGS/rabbitmq.log" 2>&1 ||
+      fail rabbitmq "setting the password of user $name failed"
+  else
+    printf '%s\n' "$pw" | rabbitmqctl add_user "$name" >>"$LOGS/rabbitmq.log" 2>&1 ||
+      fail rabbitmq "creating user $name failed"
+  fi
+  rabbitmqctl set_permissions -p / "$name" '.*' '.*' '.*' >>"$LOGS/rabbitmq.log" 2>&1 ||
+    fail rabbitmq "granting user $name the vhost / failed"
+  log "rabbitmq: user $name may use vhost /"
+}
+
+# cmd_service_password nova rotates the nova service user's password. Of
+# the set's own services only neutron-server holds it (its [nova] section),
+# so only neutron-server restarts, against the central it used before. The
+# reference Nova, when it runs, keeps the old password until its next start.
+cmd_service_password() {
+  local user=${1:-} pw
+  [[ $user == nova ]] || { err "usage: service-password nova, with the password on stdin"; exit 2; }
+  IFS= read -r pw || true
+  [[ $pw =~ ^[A-Za-z0-9._~-]{16,}$ ]] ||
+    { err "service-password: give 16 or more characters of A-Z a-z 0-9 . _ ~ - on stdin"; exit 2; }
+  lock_state
+  service_pid keystone >/dev/null || { err "run openstack.sh start first"; exit 1; }
+  printf '%s\n' "$pw" | write_file "$SECRETS/keystone-$user"
+  # The catalog's marker hashes the secret files, so this resets the
+  # password in Keystone, which refuses the old one from then on.
+  register_catalog
+  if service_pid neutron-server >/dev/null; then
+    stop_services neutron-server
+    write_neutron_config
+    start_neutron
+    finish_neutron
+  fi
+  log "keystone: user $user has its new password"
 }
 
 # ---------------------------------------------------------------- Glance stub
@@ -1470,6 +1536,14 @@ case "${1:-}" in
     cmd_start_neutron "$@"
     ;;
   stop-nova) cmd_stop_nova ;;
+  bus-user)
+    shift
+    cmd_bus_user "$@"
+    ;;
+  service-password)
+    shift
+    cmd_service_password "$@"
+    ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
   -h | --help | help) usage ;;
