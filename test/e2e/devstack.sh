@@ -6,6 +6,9 @@
 # It uses its own state directory, so it never touches a developer's
 # .devstack.
 set -euo pipefail
+# Name the command that stopped the script; the text is the script's, with
+# its variables unexpanded, so no secret shows.
+trap 'echo "FAIL: ${BASH_SOURCE[0]##*/}:$LINENO: \"$BASH_COMMAND\" exited $?" >&2' ERR
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"

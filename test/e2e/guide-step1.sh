@@ -13,6 +13,9 @@
 # .devstack. With E2E_GUIDE_SHARED set it runs on the devstack in
 # E2E_GUIDE_DIR that test/e2e/guide.sh started, and leaves it up.
 set -euo pipefail
+# Name the command that stopped the script; the text is the script's, with
+# its variables unexpanded, so no secret shows.
+trap 'echo "FAIL: ${BASH_SOURCE[0]##*/}:$LINENO: \"$BASH_COMMAND\" exited $?" >&2' ERR
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
