@@ -24,6 +24,9 @@
 # .devstack. With E2E_GUIDE_SHARED set it runs on the devstack in
 # E2E_GUIDE_DIR that test/e2e/guide.sh started, and leaves it up.
 set -euo pipefail
+# Name the command that stopped the script; the text is the script's, with
+# its variables unexpanded, so no secret shows.
+trap 'echo "FAIL: ${BASH_SOURCE[0]##*/}:$LINENO: \"$BASH_COMMAND\" exited $?" >&2' ERR
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -592,14 +595,17 @@ servers=()
 rm -f "$state/metrics-headers"
 pass "failed builds: disabled, fixed, enabled, and one pinned build brings the count back to 0 in all three places"
 
-# Detaching: deleting the pool drains and releases the node.
-kubectl delete novacompute controlplane-compute-a -n openstack --timeout=30m >/dev/null
-services="$(openstack --insecure compute service list --service nova-compute -f value -c Host)"
-if grep -qx "$node" <<<"$services"; then fail "the service of $node survived the pool"; fi
-for tr in "CUSTOM_GPU_${trait_suffix}" "CUSTOM_POOL_A_${trait_suffix}"; do
-  openstack --insecure trait delete "$tr" >/dev/null 2>&1 || true
-done
-pass "deleting the pool released $node"
+# Detaching: deleting the pool drains and releases the node. Under
+# guide.sh the pool stays for the rotations, and guide.sh deletes it and
+# the traits listed here.
+printf '%s\n' "CUSTOM_GPU_${trait_suffix}" "CUSTOM_POOL_A_${trait_suffix}" >"$state/e2e-traits"
+if [[ -z "${E2E_GUIDE_SHARED:-}" ]]; then
+  kubectl delete novacompute controlplane-compute-a -n openstack --timeout=30m >/dev/null
+  services="$(openstack --insecure compute service list --service nova-compute -f value -c Host)"
+  if grep -qx "$node" <<<"$services"; then fail "the service of $node survived the pool"; fi
+  while read -r tr; do openstack --insecure trait delete "$tr" >/dev/null 2>&1 || true; done <"$state/e2e-traits"
+  pass "deleting the pool released $node"
+fi
 
 [[ -n "${E2E_GUIDE_SHARED:-}" ]] || "$anvil_dev" devstack down --state-dir "$state" >/dev/null
 trap - EXIT

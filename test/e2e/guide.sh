@@ -3,7 +3,10 @@
 # fresh devstack with two compute clusters: step 1 (guide-step1.sh), steps
 # 2 to 7 on compute-a (guide-steps.sh), then steps 4 to 6 repeated on
 # compute-b with names of its own, as the guide says for every further
-# cluster, and compute-b detached again in the guide's order: the pool,
+# cluster. With a pool on each cluster, guide-rotation.sh rotates the
+# broker credential and the service password, one pool RollingUpdate and
+# one OnDelete, and takes a node out of compute-a's pool. Then compute-a's
+# pool goes, and compute-b is detached in the guide's order: the pool,
 # then the metadata agent, then the chassis. After the detach nothing Anvil
 # wrote is left on compute-b, and each copy's reaping is seen as an event.
 # Last, `anvil-dev guide-check` fails the run if a command of the guide is
@@ -13,6 +16,9 @@
 # It uses its own state directory, so it never touches a developer's
 # .devstack.
 set -euo pipefail
+# Name the command that stopped the script; the text is the script's, with
+# its variables unexpanded, so no secret shows.
+trap 'echo "FAIL: ${BASH_SOURCE[0]##*/}:$LINENO: \"$BASH_COMMAND\" exited $?" >&2' ERR
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -35,7 +41,8 @@ cleanup() {
     tail -40 "$state/operator.log" | sed -E 's#//([^:/@]+):[^@]*@#//\1:<redacted>@#g' >&2 || true
   fi
   rm -f "$root/nova-metadata-ca.crt"
-  "$anvil_dev" devstack down --state-dir "$state" >/dev/null 2>&1 || true
+  # E2E_GUIDE_KEEP leaves a failed run's devstack up, to look at it.
+  [[ $rc != 0 && -n "${E2E_GUIDE_KEEP:-}" ]] || "$anvil_dev" devstack down --state-dir "$state" >/dev/null 2>&1 || true
   exit $rc
 }
 trap cleanup EXIT
@@ -44,7 +51,7 @@ go build -o "$anvil_dev" ./internal/dev/cmd/anvil-dev
 # The command list is checked first: a guide that changed fails in seconds.
 "$anvil_dev" guide-check --seed "$seed" --commands test/e2e/guide-commands.txt \
   --guide docs/guides/connect-a-compute-cluster.md \
-  test/e2e/guide.sh test/e2e/guide-step1.sh test/e2e/guide-steps.sh
+  test/e2e/guide.sh test/e2e/guide-step1.sh test/e2e/guide-steps.sh test/e2e/guide-rotation.sh
 
 "$anvil_dev" devstack down --state-dir "$state" >/dev/null
 mkdir -p "$state"
@@ -149,6 +156,18 @@ listed="$(kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-nova-comp
 [[ "$(wc -l <<<"$listed")" == 3 ]] || fail "compute-b lacks a copy: $listed"
 pass "compute-b: the chassis, the agent and the pool are Ready, with the mirror, the auth copy and the metadata copy"
 
+# ---- Rotation with a RollingUpdate pool on compute-a and an OnDelete pool
+# on compute-b, and a node leaving compute-a's pool.
+test/e2e/guide-rotation.sh
+
+# compute-a's pool goes as the guide's detach says: deleting it drains and
+# releases the node.
+kubectl delete novacompute controlplane-compute-a -n openstack --timeout=30m >/dev/null
+services="$(openstack --insecure compute service list --service nova-compute -f value -c Host)"
+if grep -qx compute-a-node-1 <<<"$services"; then fail "the service of compute-a-node-1 survived the pool"; fi
+while read -r tr; do openstack --insecure trait delete "$tr" >/dev/null 2>&1 || true; done <"$state/e2e-traits"
+pass "deleting compute-a's pool released compute-a-node-1"
+
 # ---- Detach compute-b in the guide's order: the pools, then the agent,
 # then the chassis. No server runs there, so nothing needs emptying first.
 kubectl delete novacompute controlplane-compute-b -n openstack --timeout=30m >/dev/null
@@ -233,6 +252,9 @@ kubectl --context "$COMPUTE_CONTEXT" delete secret "${NOVA}-compute-config" -n o
 kubectl delete nova "$NOVA" -n openstack --timeout=5m >/dev/null
 pass "standalone: deleting the pool left the hand copy, as the guide says"
 
+# The broker user of the rotation outlives the devstack, as the database
+# does; nothing uses it any more.
+hack/openstack/openstack.sh bus-user delete anvil-rotated >/dev/null
 "$anvil_dev" devstack down --state-dir "$state" >/dev/null
 trap - EXIT
 echo "guide e2e: passed"
