@@ -128,7 +128,7 @@ operator_pods() {
 pods_before="$(operator_pods)"
 [[ "$(wc -l <<<"$pods_before")" == 1 && "$pods_before" == *" process anvil-operator" ]] \
   || fail "the operator does not run as one process pod of the chart's ServiceAccount: $pods_before"
-op_pid="$(pgrep -f -- "^$state/bin/anvil-operator " | head -1)" || fail "no operator process runs from $state/bin"
+op_pid="$(pgrep -o -f -- "^$state/bin/anvil-operator ")" || fail "no operator process runs from $state/bin"
 op_kubeconfig="$(tr '\0' '\n' <"/proc/$op_pid/environ" | sed -n 's/^KUBECONFIG=//p')"
 [[ -n "$op_kubeconfig" ]] || fail "the operator process has no KUBECONFIG"
 whoami="$("$root/bin/kubectl" --kubeconfig "$op_kubeconfig" auth whoami -o jsonpath='{.status.userInfo.username}')"
@@ -166,7 +166,8 @@ pass "OVNCentral controlplane-ovn is Ready and Neutron runs on it"
 # The conductor and the scheduler that answer are the operator's pods, run
 # as processes by the management cluster's pod runner, and openstack.sh
 # runs no Nova of its own.
-if hack/openstack/openstack.sh status | grep -q '^nova-'; then
+os_status="$(hack/openstack/openstack.sh status || true)"
+if grep -q '^nova-' <<<"$os_status"; then
   fail "openstack.sh runs a Nova next to the devstack's"
 fi
 services="$(openstack --os-cloud anvil compute service list -f value -c Binary -c Host -c State)"
@@ -191,10 +192,9 @@ pass "openstack compute service list shows the operator's conductor and schedule
 # behind its own last write and behind any controller's change to the pod,
 # and the runner retries them.
 for cluster in mgmt compute-a compute-b; do
-  if conflicts="$(grep "the object has been modified" "$state/podrunner-$cluster.log" \
-    | grep -E 'on (nodes|leases[a-z0-9.]*) \\"' | head -3)" && [[ -n $conflicts ]]; then
-    fail "$cluster's pod runner lost updates to another writer: $conflicts"
-  fi
+  conflicts="$(grep "the object has been modified" "$state/podrunner-$cluster.log" \
+    | grep -E 'on (nodes|leases[a-z0-9.]*) \\"' || true)"
+  [[ -z $conflicts ]] || fail "$cluster's pod runner lost updates to another writer: $(head -3 <<<"$conflicts")"
 done
 pass "the pod runners' logs show no conflicting writers"
 
@@ -223,6 +223,8 @@ pods="$(operator_pods)"
 [[ "$pods" == *" process anvil-operator" ]] || fail "back on the pod runners, the chart's operator does not run: $pods"
 [[ "$(pgrep -fc -- "^$state/bin/anvil-operator ")" == 1 ]] || fail "more than one operator runs: $(pgrep -fa -- "$state/bin/anvil-operator")"
 pass "--openstack=true hands the nodes back to the pod runners, and the operator to its chart"
+
+test/e2e/leak-census.sh "$state"
 
 "$anvil_dev" devstack down --state-dir "$state"
 sleep 1

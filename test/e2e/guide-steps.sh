@@ -346,12 +346,15 @@ for name in e2e-ovn-1 e2e-ovn-2; do
     --wait -f value -c id "$name")" || fail "step 4: booting $name with a port on $node failed"
   servers+=("$(tail -n1 <<<"$id" | tr -d '[:space:]')")
 done
-metadata_ip="$(openstack --insecure port list --network e2e-net --device-owner network:distributed -f value -c ID \
-  | head -n1 | xargs -r openstack --insecure port show -f json -c fixed_ips | jq -r '.fixed_ips[0].ip_address // empty')"
+# The port lists are read whole, then cut: head would close the pipe early
+# and SIGPIPE would kill the client under pipefail.
+metadata_port="$(openstack --insecure port list --network e2e-net --device-owner network:distributed -f value -c ID)"
+metadata_ip="$(head -n1 <<<"$metadata_port" | xargs -r openstack --insecure port show -f json -c fixed_ips | jq -r '.fixed_ips[0].ip_address // empty')"
 [[ -n "$metadata_ip" ]] || fail "step 5: Neutron made no metadata port on e2e-net"
 ports=()
 for server in "${servers[@]}"; do
-  port="$(openstack --insecure port list --server "$server" -f value -c ID | head -n1)"
+  port="$(openstack --insecure port list --server "$server" -f value -c ID)"
+  port="$(head -n1 <<<"$port")"
   binding="$(openstack --insecure port show "$port" -f json -c binding_host_id -c binding_vif_type -c mac_address -c fixed_ips)"
   [[ "$(jq -r .binding_host_id <<<"$binding")" == "$node" ]] || fail "step 4: the port is bound to another host: $binding"
   [[ "$(jq -r .binding_vif_type <<<"$binding")" == ovs ]] || fail "step 4: the port's vif_type is not ovs: $binding"
@@ -498,7 +501,10 @@ zone="$(kubectl --context "$COMPUTE_CONTEXT" get node "${host}" \
   -o jsonpath='{.metadata.labels.topology\.kubernetes\.io/zone}')"
 # The hypervisor operator's part: the host joins its zone's aggregate,
 # which the zone:host form of a pinned build needs.
-aggregate="$(openstack --insecure aggregate list --long -f value -c Name -c "Availability Zone" | awk -v z="$zone" '$2 == z {print $1; exit}')"
+# Read whole first: a reader that stops early would kill the client with
+# SIGPIPE, which pipefail turns into a failure.
+aggregates="$(openstack --insecure aggregate list --long -f value -c Name -c "Availability Zone")"
+aggregate="$(awk -v z="$zone" '$2 == z {print $1; exit}' <<<"$aggregates")"
 [[ -n "$aggregate" ]] || fail "failed builds: the pool created no aggregate for $zone"
 openstack --insecure aggregate add host "$aggregate" "$host" >/dev/null 2>&1 || true
 # Deleting the pool deletes the service, and Nova then drops the host from
