@@ -182,15 +182,19 @@ func hasControl(s string) bool {
 }
 
 // checkShape rejects names and keys the INI reader would split differently
-// from how they were written. These come from constants in this package, so
-// a hit is a programming error and the message may name them.
+// from how they were written. A key may hold no white space at all, of any
+// script: the reader strips it around a key, and a line that starts with it
+// continues the option before. Names and keys come from constants or from
+// a pool's extraConfig, which admission checks the same way, so a hit is a
+// programming error or a pool admission never saw, and the message may
+// name them.
 func checkShape(sections []Section) error {
 	for i, s := range sections {
 		if s.Name == "" || strings.ContainsAny(s.Name, "[]") || strings.TrimSpace(s.Name) != s.Name {
 			return fmt.Errorf("section %d has an invalid name %q", i, s.Name)
 		}
 		for _, o := range s.Options {
-			if o.Key == "" || strings.ContainsAny(o.Key, "=:[]#; \t") {
+			if o.Key == "" || strings.ContainsAny(o.Key, "=:[]#;") || strings.IndexFunc(o.Key, unicode.IsSpace) >= 0 {
 				return fmt.Errorf("section [%s] has an invalid key %q", s.Name, o.Key)
 			}
 		}

@@ -81,6 +81,10 @@ func TestFileRenderRejectsBadShape(t *testing.T) {
 		{"colon in key", File{Sections: []Section{{Name: "s", Options: []Option{{"a:b", "v"}}}}}},
 		{"space in key", File{Sections: []Section{{Name: "s", Options: []Option{{"a b", "v"}}}}}},
 		{"comment key", File{Sections: []Section{{Name: "s", Options: []Option{{"#a", "v"}}}}}},
+		// The reader reads a line that starts with any white space as the
+		// option before continuing.
+		{"no-break space before a key", File{Sections: []Section{{Name: "s", Options: []Option{{"\u00a0a", "v"}}}}}},
+		{"ideographic space after a key", File{Sections: []Section{{Name: "s", Options: []Option{{"a\u3000", "v"}}}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 )
 
 // kubeconfigWith returns a valid kubeconfig after applying mutate to it.
-func kubeconfigWith(t *testing.T, mutate func(*clientcmdapi.Config)) []byte {
+func kubeconfigWith(t testing.TB, mutate func(*clientcmdapi.Config)) []byte {
 	t.Helper()
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["c"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:6443", CertificateAuthorityData: []byte("CA")}

@@ -188,7 +188,13 @@ func validateMetadataHost(p *field.Path, host string) field.ErrorList {
 	if host == "" {
 		return nil
 	}
-	if err := checkText(p, "host", host, host); err != nil {
+	// A host that carries user info may carry a password, and the error
+	// goes to whoever applied the object.
+	shown := host
+	if strings.Contains(host, "@") {
+		shown = "<redacted>"
+	}
+	if err := checkText(p, "host", host, shown); err != nil {
 		return field.ErrorList{err}
 	}
 	if net.ParseIP(host) != nil {
@@ -198,7 +204,7 @@ func validateMetadataHost(p *field.Path, host string) field.ErrorList {
 	if len(validation.IsDNS1123Subdomain(strings.ToLower(host))) == 0 {
 		return nil
 	}
-	return field.ErrorList{field.Invalid(p, host, msgNovaMetadataHostForm)}
+	return field.ErrorList{field.Invalid(p, shown, msgNovaMetadataHostForm)}
 }
 
 // validateSecretKeyRef requires a named Secret when the reference is set,

@@ -182,3 +182,15 @@ func TestNeutronMetadataAgentOldReleaseWarning(t *testing.T) {
 		t.Errorf("a current release: warnings = %q, err = %v", warnings, err)
 	}
 }
+
+// A host with user info may hold a password; the refusal must not quote it.
+func TestValidateNeutronMetadataAgentRedactsUserInfo(t *testing.T) {
+	for _, host := range []string{"admin:s3cret@nova-metadata.example.com", "admin:s3cret@nova\nmetadata"} {
+		a := validMetadataAgent()
+		a.Spec.NovaMetadata.Host = host
+		agg := ValidateNeutronMetadataAgent(a, nil).ToAggregate()
+		if agg == nil || strings.Contains(agg.Error(), "s3cret") || !strings.Contains(agg.Error(), "spec.novaMetadata.host") {
+			t.Errorf("host %q: %v", host, agg)
+		}
+	}
+}
