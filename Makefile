@@ -88,6 +88,10 @@ test-e2e: tools ## End-to-end: the devstack, and the guide "Connect a compute cl
 	test/e2e/devstack.sh
 	test/e2e/guide.sh
 
+.PHONY: fuzz
+fuzz: ## Run every Go fuzz target for FUZZTIME each (default 10m); their seed corpora already run in test-unit.
+	hack/fuzz.sh $(FUZZTIME)
+
 .PHONY: bench
 bench: tools ## Benchmarks on real apiservers; see docs/reference/controlplane.md for the numbers.
 	go test -count=1 -run '^$$' -bench 'Integration' -benchtime 30x ./internal/controller/controlplane/

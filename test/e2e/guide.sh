@@ -252,6 +252,8 @@ kubectl --context "$COMPUTE_CONTEXT" delete secret "${NOVA}-compute-config" -n o
 kubectl delete nova "$NOVA" -n openstack --timeout=5m >/dev/null
 pass "standalone: deleting the pool left the hand copy, as the guide says"
 
+test/e2e/leak-census.sh "$state"
+
 # The broker user of the rotation outlives the devstack, as the database
 # does; nothing uses it any more.
 hack/openstack/openstack.sh bus-user delete anvil-rotated >/dev/null
