@@ -76,13 +76,9 @@ func checkErrors(t *testing.T, raw []byte, errs field.ErrorList) {
 	}
 }
 
-// withPassword puts user:fuzzPassword into an http(s) URL.
+// withPassword puts user:fuzzPassword into a URL.
 func withPassword(url string) string {
-	scheme, rest, ok := strings.Cut(url, "://")
-	if !ok {
-		return "https://anvil:" + fuzzPassword + "@" + url
-	}
-	return scheme + "://anvil:" + fuzzPassword + "@" + rest
+	return strings.Replace(url, "://", "://anvil:"+fuzzPassword+"@", 1)
 }
 
 func FuzzValidateControlPlane(f *testing.F) {
