@@ -133,10 +133,13 @@ func validateURL(path *field.Path, raw string, httpsOnly bool) field.ErrorList {
 	if err != nil {
 		return field.ErrorList{field.Invalid(path, shown, "is not a valid URL")}
 	}
-	if u.User == nil {
-		shown = raw
-	} else {
+	if u.User != nil {
 		return field.ErrorList{field.Invalid(path, shown, "must not carry a user name or password")}
+	}
+	// A URL without "//", such as "nova:secret@keystone", parses with no
+	// user info, yet the part before "@" may still be one.
+	if !strings.Contains(raw, "@") {
+		shown = raw
 	}
 	var errs field.ErrorList
 	if u.Host == "" || u.Hostname() == "" {
