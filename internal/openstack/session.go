@@ -40,7 +40,8 @@ type Credentials struct {
 }
 
 // Session is one authenticated connection to a cloud. It implements every
-// interface of this package. Create one per reconcile pass.
+// interface of this package and is safe for concurrent use; a SessionCache
+// shares one across passes until its token nears expiry.
 type Session struct {
 	provider  *gophercloud.ProviderClient
 	identity  *gophercloud.ServiceClient
@@ -65,6 +66,11 @@ func NewSession(ctx context.Context, c Credentials) (*Session, error) {
 	}
 	if s.placement, err = gcopenstack.NewPlacementV1(provider, eo); err != nil {
 		return nil, wrap("placement: find endpoint", err)
+	}
+	if t, ok := provider.HTTPClient.Transport.(*countingTransport); ok {
+		t.endpoints.Store(&map[string]string{
+			s.identity.Endpoint: serviceIdentity, s.compute.Endpoint: serviceCompute, s.placement.Endpoint: servicePlacement,
+		})
 	}
 	return s, nil
 }
@@ -93,13 +99,14 @@ func authenticate(ctx context.Context, c Credentials) (*gophercloud.ProviderClie
 	if err != nil {
 		return nil, wrap("identity: parse auth URL", err)
 	}
-	provider.HTTPClient = http.Client{Timeout: 30 * time.Second}
+	counting := &countingTransport{}
+	provider.HTTPClient = http.Client{Timeout: 30 * time.Second, Transport: counting}
 	if len(c.CABundle) > 0 {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(c.CABundle) {
 			return nil, errors.New("openstack: the CA bundle holds no PEM certificate")
 		}
-		provider.HTTPClient.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+		counting.next = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
 	}
 	opts := gophercloud.AuthOptions{
 		IdentityEndpoint: c.AuthURL,

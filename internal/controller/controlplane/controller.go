@@ -38,17 +38,30 @@ type Reconciler struct {
 	// Recorder records the events of condition transitions.
 	Recorder events.EventRecorder
 	// Keystone logs in with admin credentials for the accounts and the
-	// catalog Anvil manages; nil means NewKeystone.
+	// catalog Anvil manages; nil means a CachedKeystone of its own.
 	Keystone KeystoneFactory
 }
 
 // KeystoneFactory returns an admin session for account and catalog work.
 type KeystoneFactory func(ctx context.Context, admin openstack.Credentials) (AdminSession, error)
 
-// NewKeystone is the KeystoneFactory of production: a gophercloud session
-// that talks to Keystone at the admin credentials' auth URL.
+// NewKeystone is a KeystoneFactory that authenticates on every call: a
+// gophercloud session that talks to Keystone at the admin credentials'
+// auth URL.
 func NewKeystone(ctx context.Context, admin openstack.Credentials) (AdminSession, error) {
 	return openstack.NewIdentitySession(ctx, admin)
+}
+
+// CachedKeystone is the KeystoneFactory of production: NewKeystone's
+// sessions, reused across passes until their token nears expiry.
+func CachedKeystone(cache *openstack.SessionCache) KeystoneFactory {
+	return func(ctx context.Context, admin openstack.Credentials) (AdminSession, error) {
+		s, err := cache.IdentitySession(ctx, admin)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
 }
 
 // +kubebuilder:rbac:groups=c5c3.io,resources=controlplanes,verbs=get;list;watch;patch
@@ -62,9 +75,13 @@ func NewKeystone(ctx context.Context, admin openstack.Credentials) (AdminSession
 // pass is what one pass over a ControlPlane builds up, step by step.
 type pass struct {
 	cp *c5c3v1alpha1.ControlPlane
-	// nova is the projected Nova, Ready for its generation; nil while
-	// services.nova is unset. Set by Nova.
+	// nova is the projected Nova, Ready for its generation or rolling with
+	// a current contract; nil while services.nova is unset. Set by Nova.
 	nova *novav1alpha1.Nova
+	// novaRolling is set when the Nova is not Ready but its contract is
+	// current: the contract is delivered, while the catalog, the release of
+	// its inputs and NovaReady wait for the rollout. Set by Nova.
+	novaRolling bool
 	// hvoAuth is the data of the hypervisor operator's auth Secret, which
 	// the delivery step copies; nil while the account is not asked for.
 	hvoAuth map[string][]byte

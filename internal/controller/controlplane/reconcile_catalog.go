@@ -27,6 +27,11 @@ type AdminSession interface {
 // only what differs, so a settled catalog costs reads only.
 func (r *Reconciler) reconcileCatalog(ctx context.Context, p *pass) (flow.Outcome, error) {
 	cp := p.cp
+	if p.novaRolling {
+		// A Nova API that is rolling out is registered as it was, or not
+		// yet: the catalog changes only once the Nova is Ready.
+		return flow.Continue, nil
+	}
 	desired := WantedCatalog(cp)
 	ks := cp.Spec.Services.Keystone
 	switch {
@@ -187,7 +192,8 @@ func (r *Reconciler) catalog(ctx context.Context, p *pass) (openstack.Catalog, e
 // releaseAccountsFinalizer runs releaseFinalizer unless the catalog step
 // left a registration the finalizer must guard.
 func (r *Reconciler) releaseAccountsFinalizer(ctx context.Context, p *pass) (flow.Outcome, error) {
-	if p.catalogHeld {
+	// A rolling Nova skipped the catalog, which may hold its entries.
+	if p.catalogHeld || p.novaRolling {
 		return flow.Continue, nil
 	}
 	return r.releaseFinalizer(ctx, p)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -115,7 +116,11 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 			"waiting for %s/%s to be published", nova.Namespace, sourceName)
 	}
 
-	p.mirrorHashes = map[string]string{}
+	// Per-cluster credentials come from Keystone and the pass's own
+	// objects, one cluster after the other; the writes to the clusters
+	// then go out at once, so that a contract reaches sixteen clusters
+	// about as fast as one, and a slow cluster delays no other.
+	var ready []delivery
 	for _, cluster := range targets {
 		mirror := BuildMirror(cp, nova.Namespace, source)
 		if PerCluster(cp) {
@@ -124,23 +129,55 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 				continue
 			}
 		}
-		res := r.mirrorTo(ctx, cp, cluster, mirror)
-		if res == nil {
-			p.mirrorHashes[cluster] = novaconfig.Hash(mirror.Data)
-			if p.hvoAuth != nil {
-				res = r.copyAuthTo(ctx, cp, cluster, p.hvoAuth)
-			}
-		}
+		ready = append(ready, delivery{cluster: cluster, mirror: mirror, hash: novaconfig.Hash(mirror.Data)})
+	}
+	p.mirrorHashes = map[string]string{}
+	for i, res := range r.deliverAll(ctx, cp, ready, p.hvoAuth) {
 		if res != nil {
 			p.failures = append(p.failures, *res)
+			continue
 		}
+		p.mirrorHashes[ready[i].cluster] = ready[i].hash
 	}
 	return flow.Continue, nil
 }
 
+// deliveryParallelism bounds the clusters written to at once.
+const deliveryParallelism = 8
+
+// delivery is one cluster's rendered mirror and the hash of its data.
+type delivery struct {
+	cluster string
+	mirror  *corev1.Secret
+	hash    string
+}
+
+// deliverAll writes each delivery's mirror, then the hypervisor operator's
+// auth Secret when there is one, to its cluster, several clusters at a
+// time. The i-th result is the i-th delivery's problem, or nil.
+func (r *Reconciler) deliverAll(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, ready []delivery, auth map[string][]byte) []*clusterResult {
+	results := make([]*clusterResult, len(ready))
+	slots := make(chan struct{}, deliveryParallelism)
+	var wg sync.WaitGroup
+	for i, d := range ready {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			res := r.mirrorTo(ctx, cp, d.cluster, d.mirror)
+			if res == nil && auth != nil {
+				res = r.copyAuthTo(ctx, cp, d.cluster, auth)
+			}
+			results[i] = res
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
 // reportDeliveries ends the delivery: NovaReady is True once every target
-// cluster got what it needs, and otherwise names every cluster that did
-// not.
+// cluster got what it needs and the Nova is Ready; otherwise it names every
+// cluster that did not, or waits for the Nova's rollout.
 func (r *Reconciler) reportDeliveries(_ context.Context, p *pass) (flow.Outcome, error) {
 	if p.nova == nil {
 		return flow.Continue, nil
@@ -148,6 +185,9 @@ func (r *Reconciler) reportDeliveries(_ context.Context, p *pass) (flow.Outcome,
 	if len(p.failures) > 0 {
 		reason, message := summarizeMirrors(p.failures)
 		return flow.Continue, flow.Wait(c5c3v1alpha1.NovaReadyCondition, reason, waitRequeue, "%s", message)
+	}
+	if p.novaRolling {
+		return flow.Continue, waitForNova(p.nova)
 	}
 	message := fmt.Sprintf("Nova %s is Ready; no compute cluster needs its contract", p.nova.Name)
 	if len(p.targets) > 0 {

@@ -50,8 +50,15 @@ func (r *Reconciler) reconcileNova(ctx context.Context, p *pass) (flow.Outcome, 
 		return flow.Continue, novaError(err)
 	}
 	if !childReady(nova) {
-		return flow.Continue, flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.WaitingForNovaReason, waitRequeue,
-			"waiting for Nova %s to be Ready for generation %d", nova.Name, nova.Generation)
+		if !contractCurrent(nova) {
+			return flow.Continue, waitForNova(nova)
+		}
+		// The Nova rolls out its control plane, for a rotated credential
+		// say, and its contract already carries the change: the compute
+		// clusters get it now, not after the rollout, and reportDeliveries
+		// keeps NovaReady waiting until the Nova is Ready.
+		p.nova, p.novaRolling = nova, true
+		return flow.Continue, nil
 	}
 	if err := r.reapReleased(ctx, cp); err != nil {
 		return flow.Continue, novaError(err)
@@ -232,6 +239,21 @@ func internalOf(s *c5c3v1alpha1.ReferencedService) string {
 		return ""
 	}
 	return s.InternalEndpoint
+}
+
+// waitForNova is the wait of a pass whose Nova is not Ready for the
+// generation last applied.
+func waitForNova(nova *novav1alpha1.Nova) error {
+	return flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.WaitingForNovaReason, waitRequeue,
+		"waiting for Nova %s to be Ready for generation %d", nova.Name, nova.Generation)
+}
+
+// contractCurrent tells whether the Nova has published its compute
+// contract for the generation last applied, whatever its Deployments do.
+func contractCurrent(nova *novav1alpha1.Nova) bool {
+	c := apimeta.FindStatusCondition(nova.Status.Conditions, novav1alpha1.ComputeConfigReadyCondition)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration >= nova.Generation &&
+		nova.Status.ObservedGeneration >= nova.Generation && nova.Status.ComputeConfigSecretRef != nil
 }
 
 // childReady tells whether the Nova is Ready for the generation last applied.

@@ -17,6 +17,7 @@ import (
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/openstack"
 )
 
 // secretIndex indexes ControlPlanes by the names of the Secrets they read,
@@ -33,8 +34,9 @@ func ReadSecretNames(cp *c5c3v1alpha1.ControlPlane) []string {
 		}
 	}
 	if n := cp.Spec.Services.Nova; n != nil {
-		names = append(names, n.ServiceUserSecretRef.Name,
-			NovaName(cp)+novav1alpha1.ComputeConfigSuffix, NovaName(cp)+novav1alpha1.RemoteComputeConfigSuffix)
+		// The service password is the Nova's to read: its change reaches
+		// the ControlPlane as a change of the contract the Nova publishes.
+		names = append(names, NovaName(cp)+novav1alpha1.ComputeConfigSuffix, NovaName(cp)+novav1alpha1.RemoteComputeConfigSuffix)
 		if n.RemoteCompute != nil {
 			names = append(names, n.RemoteCompute.TransportURLSecretRef.Name)
 		}
@@ -73,7 +75,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		r.Recorder = mgr.GetEventRecorder("controlplane-controller")
 	}
 	if r.Keystone == nil {
-		r.Keystone = NewKeystone
+		r.Keystone = CachedKeystone(openstack.NewSessionCache())
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &c5c3v1alpha1.ControlPlane{}, secretIndex, func(o client.Object) []string {
 		return ReadSecretNames(o.(*c5c3v1alpha1.ControlPlane))

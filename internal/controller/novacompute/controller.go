@@ -53,9 +53,22 @@ type Cloud interface {
 // CloudFactory authenticates once and returns a Cloud for one pass.
 type CloudFactory func(ctx context.Context, creds openstack.Credentials) (Cloud, error)
 
-// NewSessionCloud is the CloudFactory of production: a gophercloud session.
+// NewSessionCloud is a CloudFactory that authenticates on every call.
 func NewSessionCloud(ctx context.Context, creds openstack.Credentials) (Cloud, error) {
 	return openstack.NewSession(ctx, creds)
+}
+
+// CachedSessionCloud is the CloudFactory of production: sessions from
+// cache, so that a settled pool's passes reuse one token until it nears
+// expiry instead of asking Keystone for a new one every pass.
+func CachedSessionCloud(cache *openstack.SessionCache) CloudFactory {
+	return func(ctx context.Context, creds openstack.Credentials) (Cloud, error) {
+		s, err := cache.Session(ctx, creds)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
 }
 
 // Reconciler reconciles NovaCompute objects.
@@ -73,7 +86,8 @@ type Reconciler struct {
 	Teardown *targetcluster.Teardown
 	// Recorder records the pool's events.
 	Recorder events.EventRecorder
-	// Cloud opens the OpenStack session of a pass.
+	// Cloud opens the OpenStack session of a pass; nil means a
+	// CachedSessionCloud of its own.
 	Cloud CloudFactory
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time

@@ -138,7 +138,7 @@ func TestIntegrationSettledOperatorWritesNothing(t *testing.T) {
 
 	// The window: at least idlePasses settled passes, and as long.
 	before, _ := getPool(t.Context(), e, idlePool)
-	passes0, errors0 := reconcileTotal(t, "requeue_after"), reconcileTotal(t, "error")
+	passes0, errors0, tokens0 := reconcileTotal(t, "requeue_after"), reconcileTotal(t, "error"), tokenRequests(t)
 	marks := auditMarks(t, clusters)
 	windowStart := time.Now()
 	eventually(t, idlePasses*idleRequeue+3*time.Minute, fmt.Sprintf("%d settled passes", idlePasses), func(context.Context) (bool, string) {
@@ -164,6 +164,11 @@ func TestIntegrationSettledOperatorWritesNothing(t *testing.T) {
 	t.Logf("window %s: %v settled passes, %v failed passes", window.Round(time.Second), passes, failed)
 	if failed > 0 {
 		t.Errorf("%v passes failed in the window; a settled pool's passes succeed", failed)
+	}
+	// Its passes reuse one Keystone token: the session cache renews it
+	// only as it nears expiry, an hour away.
+	if tokens := tokenRequests(t) - tokens0; tokens > 0 {
+		t.Errorf("the operator asked Keystone for %v tokens in the window; a settled pool reuses its token", tokens)
 	}
 	after, err := getPool(t.Context(), e, idlePool)
 	if err != nil {
@@ -350,24 +355,41 @@ func auditMarks(t *testing.T, clusters []*testenv.Cluster) []int64 {
 // controller-runtime's own counter.
 func reconcileTotal(t *testing.T, result string) float64 {
 	t.Helper()
+	return counterTotal(t, "controller_runtime_reconcile_total", map[string]string{"controller": "novacompute-controller", "result": result})
+}
+
+// counterTotal sums a counter of the operator's registry over the series
+// whose labels include want.
+func counterTotal(t *testing.T, name string, want map[string]string) float64 {
+	t.Helper()
 	families, err := metrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var n float64
 	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
+		if f.GetName() != name {
 			continue
 		}
+	series:
 		for _, m := range f.GetMetric() {
 			labels := map[string]string{}
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["controller"] == "novacompute-controller" && labels["result"] == result {
-				n += m.GetCounter().GetValue()
+			for k, v := range want {
+				if labels[k] != v {
+					continue series
+				}
 			}
+			n += m.GetCounter().GetValue()
 		}
 	}
 	return n
+}
+
+// tokenRequests counts the operator's Keystone authentications so far.
+func tokenRequests(t *testing.T) float64 {
+	t.Helper()
+	return counterTotal(t, "anvil_openstack_requests_total", map[string]string{"service": "identity", "method": "POST"})
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/openstack"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -33,7 +34,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.Cloud == nil {
-		r.Cloud = NewSessionCloud
+		r.Cloud = CachedSessionCloud(openstack.NewSessionCache())
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &novav1alpha1.NovaCompute{}, NovaRefIndex, func(o client.Object) []string {
 		return []string{o.(*novav1alpha1.NovaCompute).Spec.NovaRef.Name}
