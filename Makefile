@@ -92,9 +92,12 @@ test-e2e: tools ## End-to-end: the devstack, and the guide "Connect a compute cl
 fuzz: ## Run every Go fuzz target for FUZZTIME each (default 10m); their seed corpora already run in test-unit.
 	hack/fuzz.sh $(FUZZTIME)
 
+# What `make bench` measures and how often; see internal/dev/cmd/anvil-bench.
+BENCH_ARGS ?= --clusters 1,4,16 --samples 20 --only P1
+
 .PHONY: bench
-bench: tools ## Benchmarks on real apiservers; see docs/reference/controlplane.md for the numbers.
-	go test -count=1 -run '^$$' -bench 'Integration' -benchtime 30x ./internal/controller/controlplane/
+bench: tools ## Measure Anvil on real apiservers and print ratios against same-run baselines; see docs/reference/performance.md.
+	go run ./internal/dev/cmd/anvil-bench $(BENCH_ARGS)
 
 ##@ OpenStack services (Keystone, Placement, Nova, a bus and a database on 127.0.0.1)
 

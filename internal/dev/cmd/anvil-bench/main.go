@@ -1,0 +1,97 @@
+// Command anvil-bench runs Anvil's performance measurements on real
+// apiservers and prints them as a table of ratios against baselines
+// measured in the same run. `make bench` runs it; see
+// docs/reference/performance.md for what each row means.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/anvil/anvil/internal/dev/perf"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "anvil-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	clusterList := flag.String("clusters", "1,4,16", "P1: numbers of compute clusters, comma-separated")
+	samples := flag.Int("samples", 20, "repetitions per measurement")
+	only := flag.String("only", "P1", "measurements to run, comma-separated")
+	logPath := flag.String("log", "", "file for the operator's log (default: discarded)")
+	flag.Parse()
+	counts, err := parseCounts(*clusterList)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	logs, closeLog, err := openLog(*logPath)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	fmt.Printf("anvil-bench %s: %d CPUs, GOMAXPROCS %d, %d samples each\n",
+		time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), runtime.GOMAXPROCS(0), *samples)
+
+	var rows []perf.Row
+	for _, id := range strings.Split(*only, ",") {
+		measure, ok := measurements[strings.TrimSpace(id)]
+		if !ok {
+			return fmt.Errorf("--only: %q is not one of %s", id, strings.Join(slices.Sorted(maps.Keys(measurements)), ", "))
+		}
+		r, err := measure(ctx, counts, *samples, logs)
+		if err != nil {
+			return fmt.Errorf("%s: %w", id, err)
+		}
+		rows = append(rows, r...)
+	}
+	fmt.Println()
+	return perf.WriteTable(os.Stdout, rows)
+}
+
+// measurements are the runs --only selects, by ID.
+var measurements = map[string]func(ctx context.Context, counts []int, samples int, logs io.Writer) ([]perf.Row, error){
+	"P1": func(ctx context.Context, counts []int, samples int, logs io.Writer) ([]perf.Row, error) {
+		return perf.RunP1(ctx, counts, samples, logs, os.Stdout)
+	},
+}
+
+func parseCounts(list string) ([]int, error) {
+	var counts []int
+	for f := range strings.SplitSeq(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 25 {
+			return nil, fmt.Errorf("--clusters: %q is not a number from 1 to 25", f)
+		}
+		counts = append(counts, n)
+	}
+	return counts, nil
+}
+
+func openLog(path string) (io.Writer, func(), error) {
+	if path == "" {
+		return io.Discard, func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { _ = f.Close() }, nil
+}
