@@ -115,13 +115,16 @@ func buildControlPlane(t *testing.T, name string) *c5c3v1alpha1.ControlPlane {
 
 // newPool creates a pool of cp's Nova on a compute cluster that selects the
 // nodes labelled with its own name.
-func newPool(t *testing.T, e *testenv.Environment, cp *controlPlane, name, cluster string) {
+func newPool(t *testing.T, e *testenv.Environment, cp *controlPlane, name, cluster string, mut ...func(*novav1alpha1.NovaCompute)) {
 	t.Helper()
 	p := &novav1alpha1.NovaCompute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
 	p.Spec.NovaRef.Name = cp.novaName()
 	p.Spec.NodeSelector = map[string]string{poolKey: name}
 	p.Spec.TargetClusterRef = &anvilmeta.TargetClusterRef{Name: cluster}
 	p.Spec.Libvirt.VirtType = "kvm"
+	for _, m := range mut {
+		m(p)
+	}
 	if err := e.Management.Client.Create(t.Context(), p); err != nil {
 		t.Fatalf("creating pool %s: %v", name, err)
 	}

@@ -66,6 +66,10 @@ func TestIntegrationChaosDeadCluster(t *testing.T) {
 		return true, ""
 	})
 
+	eventually(t, convergeTimeout, "the ControlPlane mirrors onto every cluster", func(ctx context.Context) (bool, string) {
+		return controlPlaneNovaReady(ctx, e, cp, c5c3v1alpha1.NovaReadyReason, "")
+	})
+
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	next := func(i int) string {
 		v := fmt.Sprintf("iso-pass-%s-%d-%016x", run, i, rng.Uint64())
@@ -146,12 +150,17 @@ func measurePropagation(t *testing.T, e *testenv.Environment, cp *controlPlane, 
 		wg.Wait()
 		took := time.Since(start)
 		if k := slices.Index(arrived, false); k >= 0 {
-			t.Fatalf("the service password did not reach the mirror on %s within 30s", clusters[k])
+			_, cpSeen := controlPlaneNovaReady(t.Context(), e, cp, "", "")
+			_, novaSeen := novaReady(t.Context(), e, cp)
+			t.Fatalf("sample %d: the service password did not reach the mirror on %s within 30s; %s; %s", i, clusters[k], cpSeen, novaSeen)
 		}
 		out = append(out, took)
-		// Let the pools' passes that follow a change finish before the
-		// next one.
-		time.Sleep(300 * time.Millisecond)
+		// The ControlPlane mirrors only a Nova that is Ready for its
+		// generation, and a new password rolls the Nova; each sample
+		// starts from a settled pipeline.
+		eventually(t, time.Minute, "the ControlPlane settles", func(ctx context.Context) (bool, string) {
+			return controlPlaneNovaReady(ctx, e, cp, c5c3v1alpha1.NovaReadyReason, "")
+		})
 	}
 	slices.Sort(out)
 	return out
@@ -226,4 +235,14 @@ func mirrorCarries(ctx context.Context, c *testenv.Cluster, cp *controlPlane, va
 		return false, err.Error()
 	}
 	return string(s.Data[novaconfig.KeyPassword]) == value, "the mirror on " + c.Name + " holds an older password"
+}
+
+// novaReady renders the Ready condition of cp's Nova for a failure message.
+func novaReady(ctx context.Context, e *testenv.Environment, cp *controlPlane) (bool, string) {
+	n := &novav1alpha1.Nova{}
+	if err := e.Management.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cp.novaName()}, n); err != nil {
+		return false, err.Error()
+	}
+	c, seen := conditionOf(n.Status.Conditions, anvilmeta.ReadyCondition)
+	return c != nil && c.Status == metav1.ConditionTrue, "Nova: " + seen
 }

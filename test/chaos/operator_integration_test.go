@@ -87,7 +87,19 @@ type operatorProcess struct {
 // the killed one's lease in every round.
 func newOperator(t *testing.T, e *testenv.Environment, extra ...string) *operatorProcess {
 	t.Helper()
-	dir := t.TempDir()
+	// The directory outlives a failed test, so that the operator's log
+	// can be read afterwards; a test that passes removes it.
+	dir, err := os.MkdirTemp("", "anvil-chaos-operator-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the operator's log stays in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
 	cfg, err := e.Management.AddUser(operatorUser, "system:masters")
 	if err != nil {
 		t.Fatal(err)
