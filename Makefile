@@ -88,6 +88,20 @@ test-e2e: tools ## End-to-end: the devstack, and the guide "Connect a compute cl
 	test/e2e/devstack.sh
 	test/e2e/guide.sh
 
+# The survival suite of test/chaos at full length: 50 kills of the
+# operator process during pool churn and rotations, and the dead-cluster
+# isolation measured over 25 samples a phase. `make test` runs the same
+# tests shorter (5 kills, 15 samples) in test-integration. CHAOS_SEED
+# replays the actions and kill delays of a run whose log printed it.
+CHAOS_KILLS ?= 50
+CHAOS_SAMPLES ?= 25
+CHAOS_SEED ?=
+
+.PHONY: test-chaos
+test-chaos: tools deps ## The survival suite: 50 kill -9 of the operator amid churn, and a dead compute cluster (CHAOS_SEED=n replays a run).
+	ANVIL_CHAOS_KILLS=$(CHAOS_KILLS) ANVIL_CHAOS_SAMPLES=$(CHAOS_SAMPLES) ANVIL_CHAOS_SEED=$(CHAOS_SEED) \
+		go test -count=1 -p 1 -timeout 120m -v -run 'IntegrationChaos' ./test/chaos/
+
 .PHONY: fuzz
 fuzz: ## Run every Go fuzz target for FUZZTIME each (default 10m); their seed corpora already run in test-unit.
 	hack/fuzz.sh $(FUZZTIME)

@@ -36,10 +36,10 @@ const (
 	// management cluster's opt-in counts, as the devstack's does.
 	WorkloadNamespace = "openstack"
 
-	// registrationUser is the identity a registration kubeconfig carries.
+	// RegistrationUser is the identity a registration kubeconfig carries.
 	// It is distinct from the admin the tests use, so that the two can be
 	// told apart in audit logs and later restricted independently.
-	registrationUser = "anvil-registration"
+	RegistrationUser = "anvil-registration"
 )
 
 // Options shape an Environment.
@@ -233,7 +233,7 @@ func (e *Environment) register(ctx context.Context, c *Cluster) error {
 // RegistrationKubeconfig provisions a cluster-admin user on c and returns a
 // kubeconfig for it with the CA, certificate and key inline.
 func (c *Cluster) RegistrationKubeconfig() ([]byte, error) {
-	user, err := c.env.AddUser(envtest.User{Name: registrationUser, Groups: []string{"system:masters"}}, nil)
+	user, err := c.env.AddUser(envtest.User{Name: RegistrationUser, Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("provisioning the registration user on %s: %w", c.Name, err)
 	}
