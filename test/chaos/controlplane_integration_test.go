@@ -28,6 +28,8 @@ const poolKey = "openstack.c5c3.io/nova-compute-pool"
 type controlPlane struct {
 	name    string
 	secrets []string
+	// busURL is the bus its Secrets name, for the remote one too.
+	busURL string
 }
 
 // mirrorName is the contract's mirror on a compute cluster.
@@ -75,7 +77,7 @@ func createControlPlane(t *testing.T, e *testenv.Environment, name, metadataSecr
 			secrets = append(secrets, p)
 		}
 	}
-	return &controlPlane{name: name, secrets: secrets}
+	return &controlPlane{name: name, secrets: secrets, busURL: busURL}
 }
 
 // buildControlPlane returns the ControlPlane object of createControlPlane.
