@@ -122,7 +122,7 @@ func hasLabel(key, value string) bool {
 
 // settleQuiet is how long no controller may start a pass for the operator
 // to count as settled.
-const settleQuiet = 1500 * time.Millisecond
+const settleQuiet = time.Second
 
 // WaitSettled returns once no controller has finished a pass for
 // settleQuiet, so that a measurement starts on an idle operator rather

@@ -20,7 +20,7 @@ const (
 	// connections and the Go runtime are warm for both sides of a ratio.
 	warmups = 3
 	// settleLimit bounds the wait for a quiet operator between repetitions.
-	settleLimit = 30 * time.Second
+	settleLimit = 10 * time.Second
 )
 
 // PropagationResult is P1 for one number of compute clusters.

@@ -19,6 +19,9 @@ import (
 	"syscall"
 	"time"
 
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	"github.com/anvil/anvil/internal/dev/perf"
 )
 
@@ -47,6 +50,8 @@ func run() error {
 		return err
 	}
 	defer closeLog()
+	// envtest and the operator log through controller-runtime's logger.
+	ctrllog.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
 	fmt.Printf("anvil-bench %s: %d CPUs, GOMAXPROCS %d, %d samples each\n",
 		time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), runtime.GOMAXPROCS(0), *samples)
 
