@@ -79,8 +79,9 @@ type pass struct {
 	// a current contract; nil while services.nova is unset. Set by Nova.
 	nova *novav1alpha1.Nova
 	// novaRolling is set when the Nova is not Ready but its contract is
-	// current: the contract is delivered, while the catalog, the release of
-	// its inputs and NovaReady wait for the rollout. Set by Nova.
+	// current: the contract is delivered, while the catalog, the hypervisor
+	// operator's account, the release of its inputs and NovaReady wait for
+	// the rollout. Set by Nova.
 	novaRolling bool
 	// hvoAuth is the data of the hypervisor operator's auth Secret, which
 	// the delivery step copies; nil while the account is not asked for.

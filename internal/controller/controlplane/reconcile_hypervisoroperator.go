@@ -45,7 +45,9 @@ func (r *Reconciler) reconcileHypervisorOperator(ctx context.Context, p *pass) (
 	if !wantsHypervisorOperator(p.cp) {
 		return flow.Continue, r.pruneHypervisorOperator(ctx, p)
 	}
-	if p.nova == nil {
+	// A rolling Nova's contract goes out, but its account, like the
+	// catalog, waits until the Nova is Ready; the copies stay as they are.
+	if p.nova == nil || p.novaRolling {
 		return flow.Continue, nil
 	}
 	data, err := r.provisionHypervisorOperator(ctx, p)
