@@ -53,6 +53,12 @@ const remoteReachDetail = "computes on other clusters cannot reach the in-cluste
 // old is nil on create; on update it is the stored object. It is pure, so the
 // rules are table-tested without an apiserver.
 func ValidateControlPlane(cp, old *c5c3v1alpha1.ControlPlane) field.ErrorList {
+	return redactUserInfo(validateControlPlane(cp, old))
+}
+
+// validateControlPlane holds the rules of ValidateControlPlane; the exported function redacts what
+// its errors would echo.
+func validateControlPlane(cp, old *c5c3v1alpha1.ControlPlane) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	services := spec.Child("services")

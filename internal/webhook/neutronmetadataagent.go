@@ -81,6 +81,12 @@ func (NeutronMetadataAgentValidator) ValidateDelete(context.Context, *neutronv1a
 // is nil on create; on update it is the stored object. It is pure, so the
 // rules are table-tested without an apiserver.
 func ValidateNeutronMetadataAgent(a, old *neutronv1alpha1.NeutronMetadataAgent) field.ErrorList {
+	return redactUserInfo(validateNeutronMetadataAgent(a, old))
+}
+
+// validateNeutronMetadataAgent holds the rules of ValidateNeutronMetadataAgent; the exported function redacts what
+// its errors would echo.
+func validateNeutronMetadataAgent(a, old *neutronv1alpha1.NeutronMetadataAgent) field.ErrorList {
 	if old != nil && a.DeletionTimestamp != nil && equality.Semantic.DeepEqual(old.Spec, a.Spec) {
 		// The teardown removes finalizers by update; an agent admitted
 		// under older rules must still finish it.

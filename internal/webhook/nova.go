@@ -102,6 +102,12 @@ func (NovaValidator) ValidateDelete(context.Context, *novav1alpha1.Nova) (admiss
 // ValidateNova returns every problem with a Nova that its schema cannot
 // catch. It is pure, so the rules are table-tested without an apiserver.
 func ValidateNova(nova *novav1alpha1.Nova) field.ErrorList {
+	return redactUserInfo(validateNova(nova))
+}
+
+// validateNova holds the rules of ValidateNova; the exported function redacts what
+// its errors would echo.
+func validateNova(nova *novav1alpha1.Nova) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	if rc := nova.Spec.RemoteCompute; rc != nil {

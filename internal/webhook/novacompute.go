@@ -143,6 +143,12 @@ func (NovaComputeValidator) ValidateDelete(context.Context, *novav1alpha1.NovaCo
 // create; on update it is the stored object. It is pure, so the rules are
 // table-tested without an apiserver.
 func ValidateNovaCompute(nc, old *novav1alpha1.NovaCompute) field.ErrorList {
+	return redactUserInfo(validateNovaCompute(nc, old))
+}
+
+// validateNovaCompute holds the rules of ValidateNovaCompute; the exported function redacts what
+// its errors would echo.
+func validateNovaCompute(nc, old *novav1alpha1.NovaCompute) field.ErrorList {
 	if old != nil && equality.Semantic.DeepEqual(old.Spec, nc.Spec) {
 		// An update that leaves the spec alone (finalizers, labels, the
 		// teardown) brings nothing new to check. Refusing it would strand a

@@ -81,6 +81,12 @@ func (OVNCentralValidator) ValidateDelete(context.Context, *ovnv1alpha1.OVNCentr
 // on create; on update it is the stored object. It is pure, so the rules
 // are table-tested without an apiserver.
 func ValidateOVNCentral(c, old *ovnv1alpha1.OVNCentral) field.ErrorList {
+	return redactUserInfo(validateOVNCentral(c, old))
+}
+
+// validateOVNCentral holds the rules of ValidateOVNCentral; the exported function redacts what
+// its errors would echo.
+func validateOVNCentral(c, old *ovnv1alpha1.OVNCentral) field.ErrorList {
 	if old != nil && c.DeletionTimestamp != nil && equality.Semantic.DeepEqual(old.Spec, c.Spec) {
 		// The teardown removes finalizers by update; a central admitted
 		// under older rules must still finish it.

@@ -67,6 +67,12 @@ func (OVNChassisValidator) ValidateDelete(context.Context, *ovnv1alpha1.OVNChass
 // on create; on update it is the stored object. It is pure, so the rules
 // are table-tested without an apiserver.
 func ValidateOVNChassis(ch, old *ovnv1alpha1.OVNChassis) field.ErrorList {
+	return redactUserInfo(validateOVNChassis(ch, old))
+}
+
+// validateOVNChassis holds the rules of ValidateOVNChassis; the exported function redacts what
+// its errors would echo.
+func validateOVNChassis(ch, old *ovnv1alpha1.OVNChassis) field.ErrorList {
 	if old != nil && ch.DeletionTimestamp != nil && equality.Semantic.DeepEqual(old.Spec, ch.Spec) {
 		// The teardown removes finalizers by update; a chassis admitted
 		// under older rules must still finish it.
