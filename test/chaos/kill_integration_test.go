@@ -24,7 +24,7 @@ const (
 	// killsEnv sets how many times the kill test kills the operator;
 	// make test-chaos sets 50, make test runs the default.
 	killsEnv     = "ANVIL_CHAOS_KILLS"
-	defaultKills = 5
+	defaultKills = 3
 	// seedEnv replays a run: its actions and kill delays come from it.
 	seedEnv = "ANVIL_CHAOS_SEED"
 	// maxKillDelay bounds how long after an action the operator dies.
