@@ -143,10 +143,8 @@ func validateURL(path *field.Path, raw string, httpsOnly bool) field.ErrorList {
 		return field.ErrorList{field.Invalid(path, shown, "must not carry a user name or password")}
 	}
 	// A URL without "//", such as "nova:secret@keystone", parses with no
-	// user info, yet the part before "@" may still be one.
-	if !strings.Contains(raw, "@") {
-		shown = raw
-	}
+	// user info; redactUserInfo hides such a value from every error.
+	shown = raw
 	var errs field.ErrorList
 	if u.Host == "" || u.Hostname() == "" {
 		errs = append(errs, field.Invalid(path, shown, "must name a host"))

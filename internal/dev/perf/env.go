@@ -73,9 +73,6 @@ func (s *Stack) startOperator(ctx context.Context, logs io.Writer) error {
 	})
 }
 
-// Typed returns the typed client of a cluster by name.
-func (s *Stack) Typed(cluster string) kubernetes.Interface { return s.typed[cluster] }
-
 // PutSecret creates or replaces a Secret on a cluster.
 func (s *Stack) PutSecret(ctx context.Context, cluster, namespace, name string, data map[string]string) error {
 	secrets := s.typed[cluster].CoreV1().Secrets(namespace)
