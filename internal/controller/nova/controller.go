@@ -86,6 +86,8 @@ type pass struct {
 	// manage holds the databases, read by ManageConfig; nil when none is
 	// declared.
 	manage *novaconfig.ManageInput
+	// manageConf is nova-manage.conf as ManageConfig rendered it.
+	manageConf []byte
 	// configHash is the hash of {nova}-config, set by ServiceConfig.
 	configHash string
 }

@@ -150,6 +150,23 @@ func TestIntegrationControlPlaneRollout(t *testing.T) {
 		t.Errorf("%d database Jobs, want 5", got)
 	}
 
+	t.Run("a nova.conf change outside the databases rolls without Jobs", func(t *testing.T) {
+		jobsBefore := jobNames(databaseJobs(t, name))
+		hashBefore := deployments(t, name)[0].Spec.Template.Annotations[nova.ConfigHashAnnotation]
+		n := getNova(t, name)
+		n.Spec.Logging.Debug = !n.Spec.Logging.Debug
+		if err := env.Management.Client.Update(context.Background(), n); err != nil {
+			t.Fatal(err)
+		}
+		waitReleaseReady(t, name, "2026.1")
+		if got := deployments(t, name)[0].Spec.Template.Annotations[nova.ConfigHashAnnotation]; got == hashBefore {
+			t.Error("the Deployments did not roll to the new nova.conf")
+		}
+		if got := jobNames(databaseJobs(t, name)); !slices.Equal(got, jobsBefore) {
+			t.Errorf("database Jobs %v after a logging change, want %v kept: only database settings run them again", got, jobsBefore)
+		}
+	})
+
 	t.Run("a release change syncs before it rolls, in order", func(t *testing.T) {
 		n := getNova(t, name)
 		n.Spec.OpenStackRelease, n.Spec.Image.Tag = "2026.2", "2026.2"
@@ -200,14 +217,20 @@ func TestIntegrationControlPlaneRollout(t *testing.T) {
 	assertNoLeak(t)
 }
 
-// rolloutOf is the rollout n's spec and its current {nova}-config make.
+// rolloutOf is the rollout n's spec and its current database settings
+// make: nova-manage.conf, and the bus URL of the compute contract, which
+// carries it unescaped since the suite's URLs hold no '$'.
 func rolloutOf(t *testing.T, n *novav1alpha1.Nova) string {
 	t.Helper()
-	conf, err := getSecret(t, n.Name+"-config")
+	manage, err := getSecret(t, n.Name+novav1alpha1.ManageConfigSuffix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return nova.RolloutHash(n, novaconfig.Hash(conf.Data))
+	contract, err := getSecret(t, n.Name+novav1alpha1.ComputeConfigSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nova.RolloutHash(n, nova.DatabaseHash(manage.Data[novaconfig.KeyManageConfig], string(contract.Data[novaconfig.KeyTransportURL])))
 }
 
 // waitReleaseReady waits until the Nova is Ready on release.
@@ -341,6 +364,16 @@ func deployments(t *testing.T, name string) []appsv1.Deployment {
 		t.Fatal(err)
 	}
 	return list.Items
+}
+
+// jobNames are the Jobs' names, sorted.
+func jobNames(jobs []batchv1.Job) []string {
+	names := make([]string, 0, len(jobs))
+	for _, j := range jobs {
+		names = append(names, j.Name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 func databaseJobs(t *testing.T, name string) []batchv1.Job {

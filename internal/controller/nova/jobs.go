@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/novaconfig"
 )
 
 // Labels of the database Jobs.
@@ -67,13 +68,23 @@ func manage(args ...string) []string {
 	return append([]string{"nova-manage", "--config-file", configFile}, args...)
 }
 
-// RolloutHash identifies a rollout: the image, the release and the hash of
-// {nova}-config. A new value of any runs the database Jobs again before any
-// Deployment rolls: the image and the release move schemas, and nova.conf
-// holds the bus and database credentials that cell1's mapping carries.
-func RolloutHash(nova *novav1alpha1.Nova, configHash string) string {
-	sum := sha256.Sum256([]byte(nova.Spec.Image.Reference() + "\n" + nova.Spec.OpenStackRelease + "\n" + configHash))
+// RolloutHash identifies a rollout of the database Jobs: the image, the
+// release and the hash of the settings the Jobs act on (DatabaseHash). A
+// new value of any runs the Jobs again before any Deployment rolls: the
+// image and the release move schemas, and cell1's mapping carries the bus
+// and database credentials.
+func RolloutHash(nova *novav1alpha1.Nova, databaseHash string) string {
+	sum := sha256.Sum256([]byte(nova.Spec.Image.Reference() + "\n" + nova.Spec.OpenStackRelease + "\n" + databaseHash))
 	return hex.EncodeToString(sum[:])[:8]
+}
+
+// DatabaseHash is the hash of what the database Jobs act on:
+// nova-manage.conf, which holds both database connections, and the bus URL
+// cell1's mapping records. The rest of nova.conf, the service password
+// above all, is left out, so rotating it rolls the Deployments without
+// running five Jobs again.
+func DatabaseHash(manageConf []byte, transportURL string) string {
+	return novaconfig.Hash(map[string][]byte{novaconfig.KeyManageConfig: manageConf, novaconfig.KeyTransportURL: []byte(transportURL)})
 }
 
 // DatabaseJobName is {nova}-db-{step}-{rollout}; with the Nova name's

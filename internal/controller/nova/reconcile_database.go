@@ -25,7 +25,7 @@ const jobPoll = 10 * time.Second
 // is reported by name and left in place: deleting it runs it again.
 func (r *Reconciler) reconcileDatabase(ctx context.Context, p *pass) (flow.Outcome, error) {
 	nova, children := p.nova, p.children
-	rollout := RolloutHash(nova, p.configHash)
+	rollout := RolloutHash(nova, DatabaseHash(p.manageConf, p.contract.TransportURL))
 	for _, step := range databaseSteps {
 		job := BuildDatabaseJob(nova, step, rollout)
 		// A Job's template is immutable once it runs, and a finished one

@@ -72,7 +72,7 @@ func (r *Reconciler) reconcileManageConfig(ctx context.Context, p *pass) (flow.O
 		return flow.Continue, manageConfigError(err)
 	}
 	nova.Status.ManageConfigSecretRef = &anvilmeta.LocalObjectReference{Name: ManageConfigName(nova)}
-	p.manage = in
+	p.manage, p.manageConf = in, conf
 	conditionsOf(nova).Set(novav1alpha1.ManageConfigReadyCondition, metav1.ConditionTrue, novav1alpha1.ManageConfigPublishedReason,
 		"published "+ManageConfigName(nova))
 	return flow.Continue, nil

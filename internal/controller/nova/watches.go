@@ -63,8 +63,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		For(&novav1alpha1.Nova{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&corev1.Secret{}).
 		Owns(&corev1.Service{}).
-		Owns(&appsv1.Deployment{}).
-		Owns(&batchv1.Job{}).
+		Owns(&appsv1.Deployment{}, builder.WithPredicates(rolloutProgress)).
+		Owns(&batchv1.Job{}, builder.WithPredicates(rolloutProgress)).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.novasReading))
 	if r.Registry != nil {

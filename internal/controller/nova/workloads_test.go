@@ -131,6 +131,26 @@ func TestRolledOut(t *testing.T) {
 	}
 }
 
+func TestDatabaseHash(t *testing.T) {
+	base := DatabaseHash([]byte("[database]\nconnection = a\n"), "rabbit://u:p@bus:5672/")
+	for _, tc := range []struct {
+		name      string
+		conf, url string
+		same      bool
+	}{
+		{name: "same settings", conf: "[database]\nconnection = a\n", url: "rabbit://u:p@bus:5672/", same: true},
+		{name: "rotated database password", conf: "[database]\nconnection = b\n", url: "rabbit://u:p@bus:5672/"},
+		{name: "rotated bus password", conf: "[database]\nconnection = a\n", url: "rabbit://u:q@bus:5672/"},
+		{name: "bytes moved between the two", conf: "[database]\nconnection = a\nr", url: "abbit://u:p@bus:5672/"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := DatabaseHash([]byte(tc.conf), tc.url) == base; got != tc.same {
+				t.Errorf("equal to the base = %v, want %v", got, tc.same)
+			}
+		})
+	}
+}
+
 func TestDatabaseJobs(t *testing.T) {
 	nova := testNova()
 	nova.Name = strings.Repeat("n", 41)
@@ -155,7 +175,7 @@ func TestDatabaseJobs(t *testing.T) {
 		t.Error("a new image must be a new rollout")
 	}
 	if RolloutHash(testNova(), "c2") == RolloutHash(testNova(), "c1") {
-		t.Error("a new nova.conf, which may carry a rotated bus or database credential, must be a new rollout")
+		t.Error("new database settings must be a new rollout")
 	}
 	if same := testNova(); RolloutHash(same, "c1") != RolloutHash(testNova(), "c1") {
 		t.Error("the same inputs must be the same rollout")
