@@ -37,6 +37,8 @@ func run() error {
 	samples := flag.Int("samples", 20, "repetitions per measurement")
 	only := flag.String("only", "P1", "measurements to run, comma-separated")
 	logPath := flag.String("log", "", "file for the operator's log (default: discarded)")
+	flag.IntVar(&p4Scale.NodesPerCluster, "p4-nodes", p4Scale.NodesPerCluster, "P4: kwok nodes per compute cluster")
+	flag.IntVar(&p4Scale.PoolsPerCluster, "p4-pools", p4Scale.PoolsPerCluster, "P4: pools per compute cluster")
 	flag.Parse()
 	counts, err := parseCounts(*clusterList)
 	if err != nil {
@@ -76,7 +78,15 @@ var measurements = map[string]func(ctx context.Context, counts []int, samples in
 	"P1": func(ctx context.Context, counts []int, samples int, logs io.Writer) ([]perf.Row, error) {
 		return perf.RunP1(ctx, counts, samples, logs, os.Stdout)
 	},
+	// P4 runs once at p4Scale; --samples and --clusters do not apply.
+	"P4": func(ctx context.Context, _ []int, _ int, logs io.Writer) ([]perf.Row, error) {
+		return perf.RunP4(ctx, p4Scale, logs, os.Stdout)
+	},
 }
+
+// p4Scale is P4's size, issue #18's unless --p4-nodes or --p4-pools say
+// otherwise.
+var p4Scale = perf.DefaultScale
 
 func parseCounts(list string) ([]int, error) {
 	var counts []int
