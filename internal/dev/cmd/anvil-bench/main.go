@@ -37,6 +37,8 @@ func run() error {
 	samples := flag.Int("samples", 20, "repetitions per measurement")
 	only := flag.String("only", "P1", "measurements to run, comma-separated")
 	logPath := flag.String("log", "", "file for the operator's log (default: discarded)")
+	flag.IntVar(&idle.Pools, "idle-pools", 30, "P3: settled pools, each with one node running a real nova-compute")
+	flag.DurationVar(&idle.Window, "idle-window", 3*time.Minute, "P3: how long the settled operator is observed")
 	flag.Parse()
 	counts, err := parseCounts(*clusterList)
 	if err != nil {
@@ -71,10 +73,20 @@ func run() error {
 	return perf.WriteTable(os.Stdout, rows)
 }
 
+// idle are P3's options, set by flags.
+var idle perf.IdleOptions
+
 // measurements are the runs --only selects, by ID.
 var measurements = map[string]func(ctx context.Context, counts []int, samples int, logs io.Writer) ([]perf.Row, error){
 	"P1": func(ctx context.Context, counts []int, samples int, logs io.Writer) ([]perf.Row, error) {
 		return perf.RunP1(ctx, counts, samples, logs, os.Stdout)
+	},
+	// P3 runs the real OpenStack services: one run at a time per machine.
+	"P3": func(ctx context.Context, _ []int, _ int, logs io.Writer) ([]perf.Row, error) {
+		if idle.Pools < 1 || idle.Window < time.Minute {
+			return nil, fmt.Errorf("--idle-pools must be at least 1 and --idle-window at least 1m")
+		}
+		return perf.RunP3(ctx, idle, logs, os.Stdout)
 	},
 }
 
