@@ -85,6 +85,7 @@ func RunP3(ctx context.Context, opts IdleOptions, logs, progress io.Writer) ([]R
 		say("P3: tearing down")
 		s.tearDown(tctx, say)
 	}()
+	s.sweepCloud(ctx, say)
 	if err := s.createCloudControlPlane(ctx); err != nil {
 		return nil, err
 	}

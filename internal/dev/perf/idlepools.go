@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -189,28 +190,38 @@ func (s *idleStack) controlPlaneSettled(ctx context.Context) (bool, error) {
 
 // waitSettledPools applies traits as they are written and waits until
 // every pool and the ControlPlane have settled, reporting progress each
-// 30 s.
+// 30 s. An apiserver error is retried: on a loaded machine a request may
+// time out while the system still converges.
 func (s *idleStack) waitSettledPools(ctx context.Context, timeout time.Duration, progress func(format string, args ...any)) error {
 	lastReport := time.Now()
-	return poll(ctx, timeout, "every P3 pool settled", func(ctx context.Context) (bool, error) {
-		applied, err := s.applyTraits(ctx)
+	var lastErr error
+	err := poll(ctx, timeout, "every P3 pool settled", func(ctx context.Context) (bool, error) {
+		applied, settled, cpOK, err := s.settleStep(ctx)
 		if err != nil {
-			return false, err
-		}
-		settled, err := s.settledPools(ctx)
-		if err != nil {
-			return false, err
-		}
-		cpOK, err := s.controlPlaneSettled(ctx)
-		if err != nil {
-			return false, err
+			lastErr = err
 		}
 		if time.Since(lastReport) > 30*time.Second {
 			lastReport = time.Now()
 			progress("P3: %d/%d pools settled, %d traits applied, ControlPlane settled %t", settled, len(s.nodes), applied, cpOK)
 		}
-		return settled == len(s.nodes) && cpOK, nil
+		return err == nil && settled == len(s.nodes) && cpOK, nil
 	})
+	if err != nil && lastErr != nil {
+		return fmt.Errorf("%w; last error: %w", err, lastErr)
+	}
+	return err
+}
+
+// settleStep is one round of waitSettledPools.
+func (s *idleStack) settleStep(ctx context.Context) (applied, settled int, cpOK bool, err error) {
+	if applied, err = s.applyTraits(ctx); err != nil {
+		return applied, 0, false, err
+	}
+	if settled, err = s.settledPools(ctx); err != nil {
+		return applied, settled, false, err
+	}
+	cpOK, err = s.controlPlaneSettled(ctx)
+	return applied, settled, cpOK, err
 }
 
 // tearDown deletes the pools, which reaps their Nova services and
@@ -218,16 +229,19 @@ func (s *idleStack) waitSettledPools(ctx context.Context, timeout time.Duration,
 // runners stopped it deletes what is left in Nova and the trait, so that a
 // later run or test starts clean. It reports failures and goes on.
 func (s *idleStack) tearDown(ctx context.Context, progress func(format string, args ...any)) {
-	for i := range s.nodes {
-		p := &novav1alpha1.NovaCompute{ObjectMeta: metav1.ObjectMeta{Name: s.poolName(i), Namespace: Namespace}}
-		if err := s.env.Management.Client.Delete(ctx, p); err != nil && !apierrors.IsNotFound(err) {
-			progress("P3 teardown: deleting pool %s: %v", p.Name, err)
-		}
-	}
+	// Deletes are repeated until the pools are gone: on a loaded machine
+	// a request may time out.
 	err := poll(ctx, 5*time.Minute, "the P3 pools deleted", func(ctx context.Context) (bool, error) {
 		list := &novav1alpha1.NovaComputeList{}
-		err := s.env.Management.Client.List(ctx, list, client.InNamespace(Namespace))
-		return err == nil && len(list.Items) == 0, nil
+		if err := s.env.Management.Client.List(ctx, list, client.InNamespace(Namespace)); err != nil {
+			return false, nil //nolint:nilerr // retried
+		}
+		for i := range list.Items {
+			if p := &list.Items[i]; p.DeletionTimestamp.IsZero() {
+				_ = s.env.Management.Client.Delete(ctx, p)
+			}
+		}
+		return len(list.Items) == 0, nil
 	})
 	if err != nil {
 		progress("P3 teardown: %v", err)
@@ -242,30 +256,70 @@ func (s *idleStack) tearDown(ctx context.Context, progress func(format string, a
 		_ = r.Wait()
 	}
 	s.stopRunners = nil
-	s.sweepCloud(ctx, progress)
+	// The sweep gets time of its own, however long the deletes took.
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s.sweepCloud(sctx, progress)
 }
 
-// sweepCloud deletes the run's compute services and trait as the cloud
-// admin.
+// sweepCloud deletes, as the cloud admin, every compute service, aggregate
+// and trait a P3 run leaves in the shared Nova and Placement: this run's,
+// after its pod runners stopped, and any an aborted run left, before the
+// pools are created. Their names are P3's own (see nodeName, zoneName and
+// trait).
 func (s *idleStack) sweepCloud(ctx context.Context, progress func(format string, args ...any)) {
 	admin, err := s.cloud.Session(ctx)
 	if err != nil {
-		progress("P3 teardown: authenticating as the cloud admin: %v", err)
+		progress("P3 sweep: authenticating as the cloud admin: %v", err)
 		return
 	}
-	for _, node := range s.nodes {
-		svcs, err := admin.ListComputeServices(ctx, node)
-		if err != nil {
-			progress("P3 teardown: listing the services of %s: %v", node, err)
-			continue
-		}
-		for _, svc := range svcs {
+	svcs, err := admin.ListComputeServices(ctx, "")
+	if err != nil {
+		progress("P3 sweep: listing the compute services: %v", err)
+	}
+	for _, svc := range svcs {
+		if isP3Name(svc.Host, "hv") {
 			if err := admin.DeleteService(ctx, svc.ID); err != nil && !openstack.IsNotFound(err) {
-				progress("P3 teardown: deleting the service of %s: %v", node, err)
+				progress("P3 sweep: deleting the service of %s: %v", svc.Host, err)
 			}
 		}
 	}
-	if err := admin.DeleteTrait(ctx, s.trait()); err != nil && !openstack.IsNotFound(err) {
-		progress("P3 teardown: deleting trait %s: %v", s.trait(), err)
+	aggs, err := admin.ListAggregates(ctx)
+	if err != nil {
+		progress("P3 sweep: listing aggregates: %v", err)
 	}
+	for _, a := range aggs {
+		if isP3Name(a.Name, "az") {
+			for _, h := range a.Hosts {
+				_ = admin.RemoveAggregateHost(ctx, a.ID, h)
+			}
+			if err := admin.DeleteAggregate(ctx, a.ID); err != nil && !openstack.IsNotFound(err) {
+				progress("P3 sweep: deleting aggregate %s: %v", a.Name, err)
+			}
+		}
+	}
+	traits, err := admin.ListTraits(ctx, "CUSTOM_P3_")
+	if err != nil {
+		progress("P3 sweep: listing traits: %v", err)
+	}
+	for _, t := range traits {
+		if err := admin.DeleteTrait(ctx, t); err != nil && !openstack.IsNotFound(err) {
+			progress("P3 sweep: deleting trait %s: %v", t, err)
+		}
+	}
+}
+
+// isP3Name tells whether name is a P3 host or zone name: prefix, five
+// digits of a run, then -p3-.
+func isP3Name(name, prefix string) bool {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok || len(rest) < 9 {
+		return false
+	}
+	for _, c := range rest[:5] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return strings.HasPrefix(rest[5:], "-p3-")
 }

@@ -59,3 +59,22 @@ func TestIdleResultWithoutWindow(t *testing.T) {
 		t.Errorf("the writes row of an empty result = %+v", rows[0])
 	}
 }
+
+func TestIsP3Name(t *testing.T) {
+	for _, tc := range []struct {
+		name, prefix string
+		want         bool
+	}{
+		{"hv23205-p3-29", "hv", true},
+		{"az23205-p3-1", "az", true},
+		{"hv23205-1", "hv", false},
+		{"hv2320x-p3-29", "hv", false},
+		{"az23205-p3-1", "hv", false},
+		{"tenant_filter_tests", "az", false},
+		{"hv", "hv", false},
+	} {
+		if got := isP3Name(tc.name, tc.prefix); got != tc.want {
+			t.Errorf("isP3Name(%q, %q) = %v, want %v", tc.name, tc.prefix, got, tc.want)
+		}
+	}
+}
