@@ -44,8 +44,8 @@ type IdleResult struct {
 	// Requests are the operator's apiserver requests by cluster and verb,
 	// from the audit logs.
 	Requests map[string]map[string]int
-	// Resources counts the operator's requests by "verb resource", over
-	// every cluster, to say where they go.
+	// Resources counts the operator's requests by "cluster verb
+	// resource", to say where they go.
 	Resources map[string]int
 	// Minutes are the operator's writes and reads in each whole minute of
 	// the window, and its OpenStack requests.
@@ -229,7 +229,7 @@ func (r *IdleResult) add(cluster string, evs []testenv.AuditEvent, writes, reads
 	}
 	for _, e := range evs {
 		r.Requests[cluster][e.Verb]++
-		r.Resources[e.Verb+" "+resourceOf(e)]++
+		r.Resources[cluster+" "+e.Verb+" "+resourceOf(e)]++
 		switch {
 		case testenv.IsWriteVerb(e.Verb):
 			writes++
