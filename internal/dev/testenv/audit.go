@@ -36,16 +36,29 @@ rules:
 - level: None
 `
 
+// auditAllPolicy records every request, reads included, the same way; it
+// is for measuring how much an idle operator asks of an apiserver.
+const auditAllPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+`
+
 // writeVerbs are the verbs that change what the apiserver stores.
 var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollection"}
 
-// enableAudit makes the apiserver log every write request to a JSON file in
-// dir and returns the file's path. The log is written in blocking mode, so
+// enableAudit makes the apiserver log every write request, and every read
+// too when reads is set, to a JSON file in dir and returns the file's path. The log is written in blocking mode, so
 // a request's event is in the file before its response is sent, and never
 // rotated, so an offset into it stays valid across a restart.
-func enableAudit(s *envtest.APIServer, dir string) (string, error) {
+func enableAudit(s *envtest.APIServer, dir string, reads bool) (string, error) {
 	policy := filepath.Join(dir, "audit-policy.yaml")
-	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+	text := auditPolicy
+	if reads {
+		text = auditAllPolicy
+	}
+	if err := os.WriteFile(policy, []byte(text), 0o600); err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, "audit.log")
@@ -58,13 +71,13 @@ func enableAudit(s *envtest.APIServer, dir string) (string, error) {
 	return path, nil
 }
 
-// AuditEvent is one audited write request: who sent it and what it
-// touched. It holds no request or response body.
+// AuditEvent is one audited request, a write unless the environment
+// audits reads too: who sent it and what it touched. It holds no request or response body.
 type AuditEvent struct {
 	// Time is when the apiserver completed the request.
 	Time time.Time
 	// Verb is the request's verb: create, update, patch, delete or
-	// deletecollection.
+	// deletecollection for a write; get, list or watch for a read.
 	Verb string
 	// User is the authenticated user name.
 	User string
@@ -144,6 +157,22 @@ func (c *Cluster) AuditMark() (int64, error) {
 // after mark (0 reads from the beginning), in order, and the mark to read
 // on from. A line the apiserver is still writing is left for the next read.
 func (c *Cluster) AuditWrites(mark int64) ([]AuditEvent, int64, error) {
+	return c.readAudit(mark, IsWriteVerb)
+}
+
+// AuditRequests returns every request the audit log records after mark,
+// reads included when the environment was started with
+// Options.AuditReads, and the mark to read on from. A watch is recorded
+// when it ends.
+func (c *Cluster) AuditRequests(mark int64) ([]AuditEvent, int64, error) {
+	return c.readAudit(mark, func(string) bool { return true })
+}
+
+// IsWriteVerb tells whether an audited verb changes what the apiserver
+// stores.
+func IsWriteVerb(verb string) bool { return slices.Contains(writeVerbs, verb) }
+
+func (c *Cluster) readAudit(mark int64, keep func(verb string) bool) ([]AuditEvent, int64, error) {
 	if c.auditLog == "" {
 		return nil, mark, errNoAudit
 	}
@@ -158,13 +187,14 @@ func (c *Cluster) AuditWrites(mark int64) ([]AuditEvent, int64, error) {
 	if _, err := f.Seek(mark, io.SeekStart); err != nil {
 		return nil, mark, err
 	}
-	events, n, err := parseAudit(bufio.NewReaderSize(f, 64<<10))
+	events, n, err := parseAudit(bufio.NewReaderSize(f, 64<<10), keep)
 	return events, mark + n, err
 }
 
 // parseAudit reads complete JSON lines of audit events from r and returns
-// the write events and how many bytes the complete lines took.
-func parseAudit(r *bufio.Reader) ([]AuditEvent, int64, error) {
+// the completed requests whose verb keep passes and how many bytes the
+// complete lines took.
+func parseAudit(r *bufio.Reader, keep func(verb string) bool) ([]AuditEvent, int64, error) {
 	var out []AuditEvent
 	var consumed int64
 	for {
@@ -185,9 +215,10 @@ func parseAudit(r *bufio.Reader) ([]AuditEvent, int64, error) {
 		if err := json.Unmarshal(line, &l); err != nil {
 			return out, consumed, fmt.Errorf("an audit line at byte %d: %w", consumed-int64(len(line)), err)
 		}
-		// The policy omits RequestReceived; a long-running request would
-		// also report ResponseStarted, and a write is not one.
-		if l.Stage == "RequestReceived" || l.Stage == "ResponseStarted" || !slices.Contains(writeVerbs, l.Verb) {
+		// The policy omits RequestReceived; a long-running request, a
+		// watch, also reports ResponseStarted, and counts once, when it
+		// completes.
+		if l.Stage == "RequestReceived" || l.Stage == "ResponseStarted" || !keep(l.Verb) {
 			continue
 		}
 		e := AuditEvent{Verb: l.Verb, User: l.User.Username, UserAgent: l.UserAgent}

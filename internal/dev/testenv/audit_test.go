@@ -16,7 +16,7 @@ func TestParseAuditKeepsCompleteWriteLines(t *testing.T) {
 		`{"stage":"ResponseComplete","verb":"create","user":{"username":"admin"},"userAgent":"anvil-podrunner","objectRef":{"resource":"events","namespace":"openstack","name":"e1"},"responseStatus":{"code":201}}`,
 		`{"stage":"ResponseComplete","verb":"delete","userAgent":"anvil-operator",`, // still being written
 	}, "\n")
-	events, n, err := parseAudit(bufio.NewReader(strings.NewReader(lines)))
+	events, n, err := parseAudit(bufio.NewReader(strings.NewReader(lines)), IsWriteVerb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,5 +32,24 @@ func TestParseAuditKeepsCompleteWriteLines(t *testing.T) {
 	}
 	if ops := OperatorWrites(events); len(ops) != 1 || ops[0].Verb != "patch" {
 		t.Errorf("operator writes = %v, want only the patch", ops)
+	}
+}
+
+func TestParseAuditKeepsReadsWhenAsked(t *testing.T) {
+	lines := `{"stage":"ResponseComplete","verb":"get","userAgent":"anvil-operator","objectRef":{"resource":"pods"}}
+{"stage":"ResponseStarted","verb":"watch","userAgent":"anvil-operator","objectRef":{"resource":"nodes"}}
+{"stage":"ResponseComplete","verb":"watch","userAgent":"anvil-operator","objectRef":{"resource":"nodes"}}
+{"stage":"ResponseComplete","verb":"update","userAgent":"anvil-operator","objectRef":{"resource":"leases"}}
+`
+	events, _, err := parseAudit(bufio.NewReader(strings.NewReader(lines)), func(string) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var verbs []string
+	for _, e := range events {
+		verbs = append(verbs, e.Verb)
+	}
+	if got := strings.Join(verbs, ","); got != "get,watch,update" {
+		t.Errorf("verbs = %s, want get,watch,update: a watch counts once, when it completes", got)
 	}
 }

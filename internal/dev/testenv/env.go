@@ -56,6 +56,10 @@ type Options struct {
 	// Audit makes every apiserver log its write requests, which a test
 	// reads with Cluster.AuditMark and Cluster.AuditWrites.
 	Audit bool
+
+	// AuditReads makes the audit log record reads (get, list, watch) as
+	// well, which Cluster.AuditRequests returns; it implies Audit.
+	AuditReads bool
 }
 
 // Environment is a running management cluster plus its compute clusters.
@@ -69,8 +73,9 @@ type Environment struct {
 	// Scheme knows the built-in kinds and every Anvil kind.
 	Scheme *runtime.Scheme
 
-	dir   string
-	audit bool
+	dir        string
+	audit      bool
+	auditReads bool
 }
 
 // Cluster is one real kube-apiserver with its etcd.
@@ -114,7 +119,8 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Environment{ClustersNamespace: opts.ClustersNamespace, Scheme: operator.NewScheme(), dir: dir, audit: opts.Audit}
+	e := &Environment{ClustersNamespace: opts.ClustersNamespace, Scheme: operator.NewScheme(), dir: dir,
+		audit: opts.Audit || opts.AuditReads, auditReads: opts.AuditReads}
 	defer func() {
 		if err != nil {
 			_ = e.Stop()
@@ -173,7 +179,7 @@ func (e *Environment) startCluster(name, binDir string, crds []*apiextensionsv1.
 	var auditLog string
 	if e.audit {
 		var err error
-		if auditLog, err = enableAudit(apiServer, dir); err != nil {
+		if auditLog, err = enableAudit(apiServer, dir, e.auditReads); err != nil {
 			return nil, err
 		}
 	}

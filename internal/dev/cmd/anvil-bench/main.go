@@ -39,6 +39,8 @@ func run() error {
 	logPath := flag.String("log", "", "file for the operator's log (default: discarded)")
 	flag.IntVar(&p4Scale.NodesPerCluster, "p4-nodes", p4Scale.NodesPerCluster, "P4: kwok nodes per compute cluster")
 	flag.IntVar(&p4Scale.PoolsPerCluster, "p4-pools", p4Scale.PoolsPerCluster, "P4: pools per compute cluster")
+	flag.IntVar(&idle.Pools, "idle-pools", 30, "P3: settled pools, each with one node running a real nova-compute")
+	flag.DurationVar(&idle.Window, "idle-window", 3*time.Minute, "P3: how long the settled operator is observed")
 	flag.Parse()
 	counts, err := parseCounts(*clusterList)
 	if err != nil {
@@ -73,6 +75,9 @@ func run() error {
 	return perf.WriteTable(os.Stdout, rows)
 }
 
+// idle are P3's options, set by flags.
+var idle perf.IdleOptions
+
 // measurements are the runs --only selects, by ID.
 var measurements = map[string]func(ctx context.Context, counts []int, samples int, logs io.Writer) ([]perf.Row, error){
 	"P1": func(ctx context.Context, counts []int, samples int, logs io.Writer) ([]perf.Row, error) {
@@ -81,6 +86,13 @@ var measurements = map[string]func(ctx context.Context, counts []int, samples in
 	// P4 runs once at p4Scale; --samples and --clusters do not apply.
 	"P4": func(ctx context.Context, _ []int, _ int, logs io.Writer) ([]perf.Row, error) {
 		return perf.RunP4(ctx, p4Scale, logs, os.Stdout)
+	},
+	// P3 runs the real OpenStack services: one run at a time per machine.
+	"P3": func(ctx context.Context, _ []int, _ int, logs io.Writer) ([]perf.Row, error) {
+		if idle.Pools < 1 || idle.Window < time.Minute {
+			return nil, fmt.Errorf("--idle-pools must be at least 1 and --idle-window at least 1m")
+		}
+		return perf.RunP3(ctx, idle, logs, os.Stdout)
 	},
 }
 
