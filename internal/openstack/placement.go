@@ -115,8 +115,11 @@ func (s *Session) AllocationCandidates(ctx context.Context, resources, memberOf,
 	var body struct {
 		ProviderSummaries map[string]json.RawMessage `json:"provider_summaries"`
 	}
-	if _, err := c.Get(ctx, c.ServiceURL("allocation_candidates")+"?"+q.Encode(), &body, nil); err != nil {
+	res, err := c.Get(ctx, c.ServiceURL("allocation_candidates")+"?"+q.Encode(), &body, nil)
+	if err != nil {
 		return nil, wrap("placement: list allocation candidates", err)
 	}
+	// gophercloud has read and closed it; closing again is harmless.
+	_ = res.Body.Close()
 	return slices.Sorted(maps.Keys(body.ProviderSummaries)), nil
 }

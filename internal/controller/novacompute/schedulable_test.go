@@ -36,8 +36,9 @@ func TestSchedulableCandidate(t *testing.T) {
 		{"service disabled", ready(func(e *novav1alpha1.NovaComputeNode) { e.ServiceStatus = "disabled" }), agg, false},
 		{"no registration", ready(func(e *novav1alpha1.NovaComputeNode) { e.ServiceRegisteredAt = nil }), agg, false},
 		{"registered before the process started", ready(func(e *novav1alpha1.NovaComputeNode) { e.ServiceRegisteredAt = at(-time.Second) }), agg, false},
-		{"registered in the process's first second, kept in whole seconds",
-			ready(func(e *novav1alpha1.NovaComputeNode) { e.ServiceRegisteredAt = &metav1.Time{Time: since.Truncate(time.Second)} }), agg, true},
+		{"registered in the process's first second, kept in whole seconds", ready(func(e *novav1alpha1.NovaComputeNode) {
+			e.ServiceRegisteredAt = &metav1.Time{Time: since.Truncate(time.Second)}
+		}), agg, true},
 		{"no zone", ready(func(e *novav1alpha1.NovaComputeNode) { e.Zone = "" }), agg, false},
 		{"no zone aggregate", ready(nil), nil, false},
 		{"zone aggregate without a UUID", ready(nil), &openstack.Aggregate{Name: "az1", Hosts: []string{"hv1"}}, false},
