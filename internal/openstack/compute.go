@@ -44,7 +44,9 @@ type Hypervisors interface {
 
 // Aggregate is one host aggregate.
 type Aggregate struct {
-	ID       int
+	ID int
+	// UUID is what Placement knows the aggregate by (member_of).
+	UUID     string
 	Name     string
 	Zone     string
 	Hosts    []string
@@ -116,7 +118,7 @@ func (s *Session) ListHypervisors(ctx context.Context) ([]Hypervisor, error) {
 }
 
 func fromAggregate(a *aggregates.Aggregate) Aggregate {
-	return Aggregate{ID: a.ID, Name: a.Name, Zone: a.AvailabilityZone, Hosts: a.Hosts, Metadata: a.Metadata}
+	return Aggregate{ID: a.ID, UUID: a.UUID, Name: a.Name, Zone: a.AvailabilityZone, Hosts: a.Hosts, Metadata: a.Metadata}
 }
 
 // ListAggregates implements Aggregates.

@@ -2,6 +2,10 @@ package openstack
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
+	"net/url"
+	"slices"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/placement/v1/resourceproviders"
 	"github.com/gophercloud/gophercloud/v2/openstack/placement/v1/traits"
@@ -27,6 +31,11 @@ type Placement interface {
 	// SetProviderTraits replaces a provider's traits; generation guards
 	// against a concurrent writer, which fails with a conflict.
 	SetProviderTraits(ctx context.Context, uuid string, generation int, names []string) error
+	// AllocationCandidates returns the providers Placement would offer
+	// for resources (such as "VCPU:1"): only members of the aggregate
+	// memberOf, and only the tree of the provider inTree, when each is
+	// set. A provider among them is one the scheduler can pick.
+	AllocationCandidates(ctx context.Context, resources, memberOf, inTree string) ([]string, error)
 }
 
 var _ Placement = (*Session)(nil)
@@ -86,4 +95,31 @@ func (s *Session) SetProviderTraits(ctx context.Context, uuid string, generation
 		ResourceProviderGeneration: generation, Traits: names,
 	}).Extract()
 	return wrap("placement: set provider traits", err)
+}
+
+// candidatesMicroversion has member_of on allocation candidates (1.21) and
+// in_tree (1.31).
+const candidatesMicroversion = "1.31"
+
+// AllocationCandidates implements Placement.
+func (s *Session) AllocationCandidates(ctx context.Context, resources, memberOf, inTree string) ([]string, error) {
+	q := url.Values{"resources": {resources}}
+	if memberOf != "" {
+		q.Set("member_of", memberOf)
+	}
+	if inTree != "" {
+		q.Set("in_tree", inTree)
+	}
+	c := *s.placement
+	c.Microversion = candidatesMicroversion
+	var body struct {
+		ProviderSummaries map[string]json.RawMessage `json:"provider_summaries"`
+	}
+	res, err := c.Get(ctx, c.ServiceURL("allocation_candidates")+"?"+q.Encode(), &body, nil)
+	if err != nil {
+		return nil, wrap("placement: list allocation candidates", err)
+	}
+	// gophercloud has read and closed it; closing again is harmless.
+	_ = res.Body.Close()
+	return slices.Sorted(maps.Keys(body.ProviderSummaries)), nil
 }

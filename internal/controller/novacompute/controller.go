@@ -171,6 +171,9 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 		// A diagnostic under ServicesReady that never fails the pass, so
 		// it never sets the condition either.
 		{Condition: novav1alpha1.ServicesReadyCondition, Run: r.reconcileFailedBuilds},
+		// A measurement under ServicesReady that never fails the pass
+		// either: when each new node first becomes schedulable.
+		{Condition: novav1alpha1.ServicesReadyCondition, Run: r.reconcileSchedulable},
 		{Condition: novav1alpha1.TraitsReadyCondition, Run: r.reconcileTraits},
 	}
 }

@@ -37,6 +37,10 @@ type pass struct {
 	contractHash   string
 	poolConfigMap  string
 
+	// Set by Aggregates: the aggregates Nova listed, by name, with those
+	// the pass created.
+	aggregates map[string]openstack.Aggregate
+
 	// cloud is opened once per pass, on first use: one Keystone token.
 	cloud    Cloud
 	cloudErr error

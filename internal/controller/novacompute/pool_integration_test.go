@@ -226,6 +226,93 @@ func testPoolReady(t *testing.T, e *testenv.Environment, compute *testenv.Cluste
 	if n := gaugeValue(t, "anvil_novacompute_nodes", map[string]string{"pool": "pool-a", "phase": novav1alpha1.NodeActive}); n != 2 {
 		t.Errorf("the node gauge reads %v Active nodes of pool-a, want 2", n)
 	}
+	testSchedulable(t, nova, aggs[zone1])
+}
+
+// testSchedulable plays the hypervisor operator for nodeA1: it puts the
+// host into its zone aggregate, which Nova mirrors into Placement, and
+// waits for the pool to observe the node's time to schedulable. It takes
+// the host out again, so the later subtests find the aggregates as the
+// pool left them.
+func testSchedulable(t *testing.T, nova *openstack.Session, agg openstack.Aggregate) {
+	const metric = "anvil_novacompute_node_time_to_schedulable_seconds"
+	if n := poolHistogramCount(t, metric, "pool-a"); n != 0 {
+		t.Errorf("%s counted %d node(s) of pool-a before any was in its zone aggregate", metric, n)
+	}
+	if err := nova.AddAggregateHost(t.Context(), agg.ID, nodeA1); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := nova.RemoveAggregateHost(context.Background(), agg.ID, nodeA1); err != nil {
+			t.Errorf("taking %s out of aggregate %s: %v", nodeA1, agg.Name, err)
+		}
+	}()
+	eventually(t, 2*time.Minute, "the pool observes "+nodeA1+" schedulable", func(context.Context) (bool, string) {
+		n := poolHistogramCount(t, metric, "pool-a")
+		return n == 1, fmt.Sprintf("%s counted %d node(s) of pool-a", metric, n)
+	})
+	// Settled: later passes ask nothing more and observe nothing again.
+	before := placementRequests(t)
+	time.Sleep(2 * poolResync)
+	if n := poolHistogramCount(t, metric, "pool-a"); n != 1 {
+		t.Errorf("%s counted %d node(s) of pool-a after more passes, want still 1", metric, n)
+	}
+	if d := placementRequests(t) - before; d != 0 {
+		t.Errorf("the pools sent %v Placement request(s) while settled, want none", d)
+	}
+}
+
+// poolHistogramCount returns how many observations a histogram holds for
+// a pool, and fails when a series carries a label beyond namespace and
+// pool.
+func poolHistogramCount(t *testing.T, name, pool string) uint64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if len(labels) != 2 || labels["namespace"] == "" {
+				t.Errorf("%s has a series labelled %v, want namespace and pool only", name, labels)
+			}
+			if labels["pool"] == pool {
+				n += m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return n
+}
+
+// placementRequests sums the operator's Placement requests so far.
+func placementRequests(t *testing.T) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "anvil_openstack_requests_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "service" && l.GetValue() == "placement" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
 }
 
 func testConflict(t *testing.T, e *testenv.Environment, compute *testenv.Cluster) {

@@ -77,6 +77,7 @@ func (r *Reconciler) reconcileAggregates(ctx context.Context, p *pass) (flow.Out
 		r.event(pool, aggregateRef(name), false, novav1alpha1.AggregateCreatedEvent, "Create", "Created aggregate %s %s", name, where)
 	}
 
+	p.aggregates = byName
 	required := RequiredAggregates(p.novaPools, pool, pool.Status.Nodes, p.deleting)
 	for _, a := range all {
 		decision, foreign := DecideReap(a, marker, required)

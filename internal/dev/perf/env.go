@@ -33,33 +33,50 @@ func StartStack(ctx context.Context, computeClusters int, audit bool, logs io.Wr
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{Env: env, typed: map[string]kubernetes.Interface{}}
-	for _, c := range append([]*testenv.Cluster{env.Management}, env.Compute...) {
-		if s.typed[c.Name], err = kubernetes.NewForConfig(c.Config); err != nil {
-			_ = env.Stop()
-			return nil, err
-		}
+	s, err := newStack(env)
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
 	}
-	if err := s.startOperator(ctx, logs); err != nil {
+	// The Nova of every ControlPlane runs its control plane here: kwok runs
+	// its pods and completes its database Jobs on one node.
+	if err := env.Management.StartWorkloads(ctx, testenv.Node{Name: "mgmt-node"}); err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	if err := s.startOperator(ctx, logs, nil); err != nil {
 		_ = env.Stop()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Stack) startOperator(ctx context.Context, logs io.Writer) error {
+// newStack wraps a started environment with typed clients per cluster.
+func newStack(env *testenv.Environment) (*Stack, error) {
+	s := &Stack{Env: env, typed: map[string]kubernetes.Interface{}}
+	for _, c := range append([]*testenv.Cluster{env.Management}, env.Compute...) {
+		var err error
+		if s.typed[c.Name], err = kubernetes.NewForConfig(c.Config); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// startOperator runs the operator with every controller and webhook; more,
+// when set, adjusts its options.
+func (s *Stack) startOperator(ctx context.Context, logs io.Writer, more func(*operator.Options)) error {
 	mgr, err := s.Env.NewManager(logs)
 	if err != nil {
 		return err
 	}
-	// The Nova of every ControlPlane runs its control plane here: kwok runs
-	// its pods and completes its database Jobs on one node.
-	if err := s.Env.Management.StartWorkloads(ctx, testenv.Node{Name: "mgmt-node"}); err != nil {
-		return err
-	}
-	s.Registry, err = operator.Setup(ctx, mgr, &operator.Options{
+	opts := &operator.Options{
 		ClustersNamespace: s.Env.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second,
-	})
+	}
+	if more != nil {
+		more(opts)
+	}
+	s.Registry, err = operator.Setup(ctx, mgr, opts)
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,6 @@ type idleStack struct {
 	stateDir    string
 }
 
-
 // startIdleStack starts everything but the ControlPlane and the pools.
 // The caller stops it with stop, which leaves the OpenStack services to
 // their release function.

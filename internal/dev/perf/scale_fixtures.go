@@ -16,7 +16,7 @@ import (
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
-// poolLabel is the node label a P4 pool selects by; createPool sets the
+// poolLabel is the node label a P3 or P4 pool selects its nodes by; createPool sets the
 // same key in the pool's nodeSelector.
 const poolLabel = "openstack.c5c3.io/nova-compute-pool"
 

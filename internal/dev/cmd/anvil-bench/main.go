@@ -83,6 +83,11 @@ var measurements = map[string]func(ctx context.Context, counts []int, samples in
 	"P1": func(ctx context.Context, counts []int, samples int, logs io.Writer) ([]perf.Row, error) {
 		return perf.RunP1(ctx, counts, samples, logs, os.Stdout)
 	},
+	// P2 joins a fixed 10 nodes to the real Nova; --clusters and
+	// --samples do not apply.
+	"P2": func(ctx context.Context, _ []int, _ int, logs io.Writer) ([]perf.Row, error) {
+		return perf.RunP2(ctx, logs, os.Stdout)
+	},
 	// P4 runs once at p4Scale; --samples and --clusters do not apply.
 	"P4": func(ctx context.Context, _ []int, _ int, logs io.Writer) ([]perf.Row, error) {
 		return perf.RunP4(ctx, p4Scale, logs, os.Stdout)
