@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"net/http"
 	"net/url"
 	"slices"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/placement/v1/resourceproviders"
 	"github.com/gophercloud/gophercloud/v2/openstack/placement/v1/traits"
 	"github.com/gophercloud/gophercloud/v2/pagination"
@@ -40,8 +42,17 @@ type Placement interface {
 
 var _ Placement = (*Session)(nil)
 
-// EnsureTrait implements Placement.
+// EnsureTrait implements Placement. It asks first and creates only a
+// missing trait: every settled pass ensures its pool's traits, and a
+// settled pass writes nothing, to Placement either.
 func (s *Session) EnsureTrait(ctx context.Context, name string) error {
+	err := traits.Get(ctx, s.placementAt(), name).ExtractErr()
+	if err == nil {
+		return nil
+	}
+	if !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+		return wrap("placement: read trait", err)
+	}
 	return wrap("placement: create trait", traits.Create(ctx, s.placementAt(), name).ExtractErr())
 }
 

@@ -139,6 +139,7 @@ func TestIntegrationSettledOperatorWritesNothing(t *testing.T) {
 	// The window: at least idlePasses settled passes, and as long.
 	before, _ := getPool(t.Context(), e, idlePool)
 	passes0, errors0, tokens0 := reconcileTotal(t, "requeue_after"), reconcileTotal(t, "error"), tokenRequests(t)
+	osWrites0 := openStackWrites(t)
 	marks := auditMarks(t, clusters)
 	windowStart := time.Now()
 	eventually(t, idlePasses*idleRequeue+3*time.Minute, fmt.Sprintf("%d settled passes", idlePasses), func(context.Context) (bool, string) {
@@ -169,6 +170,9 @@ func TestIntegrationSettledOperatorWritesNothing(t *testing.T) {
 	// only as it nears expiry, an hour away.
 	if tokens := tokenRequests(t) - tokens0; tokens > 0 {
 		t.Errorf("the operator asked Keystone for %v tokens in the window; a settled pool reuses its token", tokens)
+	}
+	if writes := openStackWrites(t) - osWrites0; writes > 0 {
+		t.Errorf("the operator sent %v writing requests to OpenStack in the window; a settled pool only reads", writes)
 	}
 	after, err := getPool(t.Context(), e, idlePool)
 	if err != nil {
@@ -383,6 +387,19 @@ func counterTotal(t *testing.T, name string, want map[string]string) float64 {
 				}
 			}
 			n += m.GetCounter().GetValue()
+		}
+	}
+	return n
+}
+
+// openStackWrites counts the operator's writing requests to Nova and
+// Placement so far: every method but GET and HEAD.
+func openStackWrites(t *testing.T) float64 {
+	t.Helper()
+	var n float64
+	for _, service := range []string{"compute", "placement"} {
+		for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+			n += counterTotal(t, "anvil_openstack_requests_total", map[string]string{"service": service, "method": method})
 		}
 	}
 	return n

@@ -22,6 +22,7 @@ func (s *Server) routePlacement(mux *http.ServeMux) {
 			"links": []map[string]any{{"rel": "self", "href": ""}},
 		}}})
 	})
+	mux.HandleFunc("GET "+placementPrefix+"/traits/{name}", s.getTrait)
 	mux.HandleFunc("PUT "+placementPrefix+"/traits/{name}", s.putTrait)
 	mux.HandleFunc("DELETE "+placementPrefix+"/traits/{name}", s.deleteTrait)
 	mux.HandleFunc("GET "+placementPrefix+"/traits", s.listTraits)
@@ -46,6 +47,19 @@ func (s *Server) putTrait(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusCreated)
+}
+
+// getTrait answers 204 for a known trait and 404 otherwise, as Placement does.
+func (s *Server) getTrait(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.mu.Lock()
+	known := s.traits[name]
+	s.mu.Unlock()
+	if !known {
+		writeError(w, http.StatusNotFound, "No such trait(s): "+name)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) deleteTrait(w http.ResponseWriter, r *http.Request) {
