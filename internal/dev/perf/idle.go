@@ -86,7 +86,7 @@ func RunP3(ctx context.Context, opts IdleOptions, logs, progress io.Writer) ([]R
 		s.tearDown(tctx, say)
 	}()
 	s.sweepCloud(ctx, say)
-	if err := s.createCloudControlPlane(ctx); err != nil {
+	if err := createCloudControlPlane(ctx, s.env.Management.Client, s.cloud.Local(), p3ControlPlane, "p3-metadata-"+s.run); err != nil {
 		return nil, err
 	}
 	if err := s.createPools(ctx); err != nil {

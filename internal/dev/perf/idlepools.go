@@ -3,9 +3,7 @@ package perf
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,81 +18,12 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/novacompute"
-	"github.com/anvil/anvil/internal/dev/localcloud"
 	hypervisorv1 "github.com/anvil/anvil/internal/hypervisor/v1"
 	"github.com/anvil/anvil/internal/openstack"
 )
 
 // p3ControlPlane names P3's ControlPlane; its Nova is p3ControlPlane-nova.
 const p3ControlPlane = "p3idle"
-
-// createCloudControlPlane declares a ControlPlane whose services are the
-// local ones: the TLS bus, the https Keystone, the databases, and the
-// remote hand-over so that the compute cluster receives the contract. The
-// credentials go only into the input Secrets.
-func (s *idleStack) createCloudControlPlane(ctx context.Context) error {
-	local := s.cloud.Local()
-	busURL, err := local.TransportURL(true)
-	if err != nil {
-		return err
-	}
-	novaPassword, err := local.ServicePassword("nova")
-	if err != nil {
-		return err
-	}
-	dbPassword, err := local.DatabasePassword("nova")
-	if err != nil {
-		return err
-	}
-	ep := local.Endpoints
-	ca, err := os.ReadFile(ep[localcloud.RabbitMQCA])
-	if err != nil {
-		return err
-	}
-	port, err := strconv.ParseInt(ep[localcloud.MariaDBPort], 10, 32)
-	if err != nil {
-		return fmt.Errorf("the MariaDB port in endpoints.env: %w", err)
-	}
-	name := p3ControlPlane
-	for secret, data := range map[string]map[string]string{
-		name + "-bus":              {"transport_url": busURL},
-		name + "-bus-ca":           {"ca.crt": string(ca)},
-		name + "-nova-password":    {"password": novaPassword},
-		name + "-remote-transport": {"transport_url": busURL},
-		name + "-metadata":         {"shared_secret": "p3-metadata-" + s.run},
-		name + "-db":               {"username": "nova", "password": dbPassword},
-	} {
-		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: Namespace}, StringData: data}
-		if err := s.env.Management.Client.Create(ctx, sec); err != nil {
-			return fmt.Errorf("creating Secret %s: %w", secret, err)
-		}
-	}
-	svc := func(u string) *c5c3v1alpha1.ReferencedService {
-		return &c5c3v1alpha1.ReferencedService{InternalEndpoint: u, PublicEndpoint: u}
-	}
-	db := func(schema string) *c5c3v1alpha1.DatabaseSpec {
-		return &c5c3v1alpha1.DatabaseSpec{Host: "127.0.0.1", Port: int32(port), Database: schema, SecretName: name + "-db"}
-	}
-	cp := &c5c3v1alpha1.ControlPlane{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace}}
-	cp.Spec.Infrastructure.Messaging = &c5c3v1alpha1.MessagingSpec{
-		SecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-bus"},
-		TLS:       &c5c3v1alpha1.MessagingTLSSpec{CABundleSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-bus-ca"}},
-	}
-	cp.Spec.Services = c5c3v1alpha1.ServicesSpec{
-		Keystone:  &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: ep[localcloud.KeystoneURL], PublicEndpoint: ep[localcloud.KeystonePublicURL], Region: ep[localcloud.Region]},
-		Placement: svc(ep[localcloud.PlacementURL]), Neutron: &c5c3v1alpha1.NeutronServiceSpec{ReferencedService: *svc(ep[localcloud.NeutronURL])}, Glance: svc(ep[localcloud.ImageURL]),
-		Nova: &c5c3v1alpha1.NovaServiceSpec{
-			OpenStackRelease:        "2026.1",
-			Image:                   anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/nova", Tag: "2026.1"},
-			ServiceUserSecretRef:    c5c3v1alpha1.SecretKeyRef{Name: name + "-nova-password"},
-			MetadataSharedSecretRef: &c5c3v1alpha1.SecretKeyRef{Name: name + "-metadata", Key: "shared_secret"},
-			RemoteCompute:           &c5c3v1alpha1.RemoteComputeSpec{TransportURLSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-remote-transport"}},
-			APIDatabase:             db("nova_api"),
-			Database:                db("nova"),
-		},
-	}
-	return s.env.Management.Client.Create(ctx, cp)
-}
 
 // createPools creates, for each node, its Hypervisor (the hypervisor
 // operator's object) and a pool of the ControlPlane's Nova that selects

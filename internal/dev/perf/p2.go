@@ -65,7 +65,7 @@ func RunP2(ctx context.Context, logs, progress io.Writer) ([]Row, error) {
 		return nil, err
 	}
 	cp, pool := p2ControlPlane, "p2"
-	if err := s.createNovaControlPlane(ctx, cp); err != nil {
+	if err := createCloudControlPlane(ctx, s.Env.Management.Client, s.cloud.Local(), cp, ""); err != nil {
 		return nil, err
 	}
 	if err := s.createP2Pool(ctx, cp, pool); err != nil {

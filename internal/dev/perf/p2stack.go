@@ -119,67 +119,6 @@ func (s *p2Stack) stop() {
 	_ = os.RemoveAll(s.stateDir)
 }
 
-// createNovaControlPlane declares a ControlPlane named name on the local
-// services: the TLS bus, the https Keystone, the databases and the remote
-// hand-over, so that the compute cluster receives the contract.
-func (s *p2Stack) createNovaControlPlane(ctx context.Context, name string) error {
-	local := s.cloud.Local()
-	bus, err := local.TransportURL(true)
-	if err != nil {
-		return err
-	}
-	novaPassword, err := local.ServicePassword("nova")
-	if err != nil {
-		return err
-	}
-	dbPassword, err := local.DatabasePassword("nova")
-	if err != nil {
-		return err
-	}
-	ca, err := os.ReadFile(local.Endpoints[localcloud.RabbitMQCA])
-	if err != nil {
-		return err
-	}
-	ep := local.Endpoints
-	port, err := strconv.Atoi(ep[localcloud.MariaDBPort])
-	if err != nil {
-		return fmt.Errorf("the MariaDB port in endpoints.env: %w", err)
-	}
-	for secret, data := range map[string]map[string]string{
-		name + "-bus": {"transport_url": bus}, name + "-bus-ca": {"ca.crt": string(ca)},
-		name + "-nova-password": {"password": novaPassword}, name + "-remote-transport": {"transport_url": bus},
-		name + "-db": {"username": "nova", "password": dbPassword},
-	} {
-		if err := s.PutSecret(ctx, testenv.ManagementClusterName, Namespace, secret, data); err != nil {
-			return err
-		}
-	}
-	svc := func(url string) *c5c3v1alpha1.ReferencedService {
-		return &c5c3v1alpha1.ReferencedService{InternalEndpoint: url, PublicEndpoint: url}
-	}
-	db := func(schema string) *c5c3v1alpha1.DatabaseSpec {
-		return &c5c3v1alpha1.DatabaseSpec{Host: "127.0.0.1", Port: int32(port), Database: schema, SecretName: name + "-db"}
-	}
-	cp := &c5c3v1alpha1.ControlPlane{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace}}
-	cp.Spec.Infrastructure.Messaging = &c5c3v1alpha1.MessagingSpec{
-		SecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-bus"},
-		TLS:       &c5c3v1alpha1.MessagingTLSSpec{CABundleSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-bus-ca"}},
-	}
-	cp.Spec.Services = c5c3v1alpha1.ServicesSpec{
-		Keystone:  &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: ep[localcloud.KeystoneURL], PublicEndpoint: ep[localcloud.KeystonePublicURL], Region: ep[localcloud.Region]},
-		Placement: svc(ep[localcloud.PlacementURL]), Neutron: &c5c3v1alpha1.NeutronServiceSpec{ReferencedService: *svc(ep[localcloud.NeutronURL])}, Glance: svc(ep[localcloud.ImageURL]),
-		Nova: &c5c3v1alpha1.NovaServiceSpec{
-			OpenStackRelease:     "2026.1",
-			Image:                anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/nova", Tag: "2026.1"},
-			ServiceUserSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-nova-password"},
-			RemoteCompute:        &c5c3v1alpha1.RemoteComputeSpec{TransportURLSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-remote-transport"}},
-			APIDatabase:          db("nova_api"),
-			Database:             db("nova"),
-		},
-	}
-	return s.Env.Management.Client.Create(ctx, cp)
-}
-
 // p2PoolKey is the label that selects the pool's nodes.
 const p2PoolKey = "openstack.c5c3.io/nova-compute-pool"
 
