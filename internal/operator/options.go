@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -37,6 +38,12 @@ const DefaultClustersNamespace = "c5c3-clusters"
 
 // leaderElectionID names the Lease that elects the active operator replica.
 const leaderElectionID = "anvil-operator.c5c3.io"
+
+// PassTimeout bounds one pass of any controller. A compute cluster's
+// apiserver can accept a connection and then stall, past the readiness
+// probe; each controller has one worker, so without a bound one stalled
+// read would hold every object of that kind, on every cluster.
+const PassTimeout = 2 * time.Minute
 
 // Options are the operator's command-line settings.
 type Options struct {
@@ -188,6 +195,7 @@ func (o *Options) ManagerOptions() ctrl.Options {
 		// its in-flight passes, so two replicas never write at the same time.
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         o.cacheOptions(),
+		Controller:                    config.Controller{ReconciliationTimeout: PassTimeout},
 		WebhookServer: webhook.NewServer(webhook.Options{Port: o.WebhookPort, CertDir: o.WebhookCertDir,
 			TLSOpts: []func(*tls.Config){secureTLS}}),
 	}

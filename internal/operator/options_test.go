@@ -24,6 +24,10 @@ func TestDefaults(t *testing.T) {
 	if !mo.LeaderElection || mo.LeaderElectionID == "" || mo.Scheme == nil {
 		t.Errorf("manager options = %+v", mo)
 	}
+	// A stalled remote read must end, or it holds its controller's only worker.
+	if got := mo.Controller.ReconciliationTimeout; got != PassTimeout || got <= 0 {
+		t.Errorf("pass timeout = %s, want %s", got, PassTimeout)
+	}
 	// Metrics are served over TLS to authorized callers unless told not to.
 	if m := mo.Metrics; !m.SecureServing || m.FilterProvider == nil || len(m.TLSOpts) == 0 || m.BindAddress != ":8443" {
 		t.Errorf("metrics options = %+v, want secure serving with the authn/authz filter on :8443", m)
