@@ -42,8 +42,9 @@ const leaderElectionID = "anvil-operator.c5c3.io"
 // PassTimeout bounds one pass of any controller. A compute cluster's
 // apiserver can accept a connection and then stall, past the readiness
 // probe; each controller has one worker, so without a bound one stalled
-// read would hold every object of that kind, on every cluster.
-const PassTimeout = 2 * time.Minute
+// read would hold every object of that kind, on every cluster. It exceeds
+// the registry's 2-minute cache-sync wait, which has its own bound.
+const PassTimeout = 3 * time.Minute
 
 // Options are the operator's command-line settings.
 type Options struct {
