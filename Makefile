@@ -91,7 +91,7 @@ test-e2e: tools ## End-to-end: the devstack, and the guide "Connect a compute cl
 # The survival suite of test/chaos at full length: 50 kills of the
 # operator process during pool churn and rotations, and the dead-cluster
 # isolation measured over 25 samples a phase. `make test` runs the same
-# tests shorter (3 kills, 15 samples) in test-integration. CHAOS_SEED
+# tests shorter (3 kills, 18 samples) in test-integration. CHAOS_SEED
 # replays the actions and kill delays of a run whose log printed it.
 CHAOS_KILLS ?= 50
 CHAOS_SAMPLES ?= 25
