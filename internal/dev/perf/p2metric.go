@@ -79,26 +79,12 @@ func poolHistogram(pool string) *dto.Histogram {
 // rank falls into, from zero for the first one, and the highest finite
 // bound when the rank falls beyond it. It returns NaN for an empty one.
 func HistogramQuantile(q float64, h *dto.Histogram) float64 {
-	total := float64(h.GetSampleCount())
-	if total == 0 {
-		return math.NaN()
-	}
-	rank := q * total
-	lower, below := 0.0, 0.0
+	// The gathered form leaves the +Inf bucket implicit: it is the count.
+	sum := Histogram{Buckets: map[float64]float64{math.Inf(1): float64(h.GetSampleCount())}}
 	for _, b := range h.GetBucket() {
-		upper, count := b.GetUpperBound(), float64(b.GetCumulativeCount())
-		if count >= rank {
-			if math.IsInf(upper, 1) {
-				return lower
-			}
-			if count == below {
-				return upper
-			}
-			return lower + (upper-lower)*(rank-below)/(count-below)
-		}
-		lower, below = upper, count
+		sum.Buckets[b.GetUpperBound()] = float64(b.GetCumulativeCount())
 	}
-	return lower
+	return sum.Quantile(q)
 }
 
 // ProcessStart reads when the process behind a pod runner's container ID
