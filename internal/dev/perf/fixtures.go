@@ -38,29 +38,9 @@ func (s *Stack) createControlPlane(ctx context.Context, name, password string) e
 			return err
 		}
 	}
-	svc := func(host string) *c5c3v1alpha1.ReferencedService {
-		return &c5c3v1alpha1.ReferencedService{InternalEndpoint: "http://" + host + ".openstack.svc", PublicEndpoint: "https://" + host + ".bench.invalid"}
-	}
-	cp := &c5c3v1alpha1.ControlPlane{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace}}
-	cp.Spec.Infrastructure.Messaging = &c5c3v1alpha1.MessagingSpec{
-		SecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-bus"},
-		TLS:       &c5c3v1alpha1.MessagingTLSSpec{CABundleSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-bus-ca"}},
-	}
-	db := func(database string) *c5c3v1alpha1.DatabaseSpec {
-		return &c5c3v1alpha1.DatabaseSpec{Host: "mariadb.openstack.svc", Database: database, SecretName: name + "-db"}
-	}
-	cp.Spec.Services = c5c3v1alpha1.ServicesSpec{
-		Keystone:  &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: "http://keystone.openstack.svc:5000/v3", PublicEndpoint: "https://keystone.bench.invalid/v3", Region: "RegionOne"},
-		Placement: svc("placement"), Neutron: &c5c3v1alpha1.NeutronServiceSpec{ReferencedService: *svc("neutron")}, Glance: svc("glance"),
-		Nova: &c5c3v1alpha1.NovaServiceSpec{
-			OpenStackRelease:     "2026.1",
-			Image:                anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/nova", Tag: "2026.1"},
-			ServiceUserSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-nova-password"},
-			APIDatabase:          db("nova_api"),
-			Database:             db("nova"),
-			RemoteCompute:        &c5c3v1alpha1.RemoteComputeSpec{TransportURLSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-remote-transport"}},
-		},
-	}
+	cp := buildControlPlane(name, benchEndpoints(
+		&c5c3v1alpha1.KeystoneSpec{InternalEndpoint: "http://keystone.openstack.svc:5000/v3", PublicEndpoint: "https://keystone.bench.invalid/v3", Region: "RegionOne"},
+		"mariadb.openstack.svc", 0))
 	return s.Env.Management.Client.Create(ctx, cp)
 }
 
