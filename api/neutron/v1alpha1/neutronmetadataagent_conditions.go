@@ -70,6 +70,12 @@ const (
 	// 15 seconds, since a rotation passes through this state until the
 	// copy is rewritten.
 	SharedSecretMismatchReason = "SharedSecretMismatch"
+	// SharedSecretUnusableReason: the shared secret holds a '$'. The agent
+	// reads it from an OS_ environment variable, which oslo.config expands
+	// like a file's value, so it would sign with another string than the
+	// Secret holds. The DaemonSet is left as it was; asked again every 15
+	// seconds, since the fix is a new value in the Secret.
+	SharedSecretUnusableReason = "SharedSecretUnusable"
 	// ConfigErrorReason: the configuration cannot be rendered or its
 	// ConfigMap cannot be written.
 	ConfigErrorReason = "ConfigError"

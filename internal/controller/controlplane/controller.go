@@ -20,6 +20,7 @@ import (
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/openstack"
+	"github.com/anvil/anvil/internal/poolpolicy"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -40,6 +41,12 @@ type Reconciler struct {
 	// Keystone logs in with admin credentials for the accounts and the
 	// catalog Anvil manages; nil means a CachedKeystone of its own.
 	Keystone KeystoneFactory
+	// APIReader reads Namespaces past the cache, which holds none; nil
+	// means the manager's.
+	APIReader client.Reader
+	// PoolPolicy is the pool controller's policy: a pool it refuses earns
+	// its cluster no contract.
+	PoolPolicy poolpolicy.Policy
 }
 
 // KeystoneFactory returns an admin session for account and catalog work.
@@ -90,6 +97,9 @@ type pass struct {
 	// pools in its namespace. Set by Mirrors.
 	targets []string
 	pools   []novav1alpha1.NovaCompute
+	// withheld are the pools that get no contract, which NovaReady names.
+	// Set by Mirrors.
+	withheld []Withheld
 	// mirrorHashes holds the contract hash written to each target this
 	// pass; failures the targets that were not served. Set by Mirrors.
 	mirrorHashes map[string]string

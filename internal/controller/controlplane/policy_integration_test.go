@@ -9,6 +9,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -79,6 +80,31 @@ func TestIntegrationPoolPolicyWithoutTheWebhook(t *testing.T) {
 		}
 	}
 	restore()
+	// The ControlPlane sends no contract for a refused pool: it names them
+	// and writes nothing to their cluster.
+	var ready *metav1.Condition
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		cp := &c5c3v1alpha1.ControlPlane{}
+		if err := e.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: policyCP}, cp); err != nil {
+			return false, nil //nolint:nilerr // poll again
+		}
+		ready = apimeta.FindStatusCondition(cp.Status.Conditions, c5c3v1alpha1.NovaReadyCondition)
+		if ready == nil || !strings.Contains(ready.Message, "no contract goes out") {
+			return false, nil
+		}
+		for _, p := range pools {
+			if !strings.Contains(ready.Message, p.Name+" (the pool policy refuses it)") {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Errorf("NovaReady never named the refused pools (last %+v)", ready)
+	}
+	if _, err := remoteSecret(t, "compute-c", policyCP+"-nova"+novav1alpha1.ComputeConfigSuffix); !apierrors.IsNotFound(err) {
+		t.Errorf("the contract went to compute-c for refused pools only (get: %v)", err)
+	}
 	for _, p := range pools {
 		var got *metav1.Condition
 		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {

@@ -26,7 +26,7 @@ func (r *Reconciler) pruneHypervisorOperator(ctx context.Context, p *pass) error
 	if !r.hasHypervisorOperatorSecrets(ctx, cp) {
 		return nil
 	}
-	targets, _, err := r.mirrorTargets(ctx, cp)
+	targets, _, err := r.poolClusters(ctx, cp)
 	if err != nil {
 		return err
 	}

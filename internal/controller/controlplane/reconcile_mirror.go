@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -97,13 +98,19 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 	if nova == nil {
 		return flow.Continue, nil
 	}
-	targets, pools, err := r.mirrorTargets(ctx, cp)
+	targets, pools, withheld, err := r.mirrorTargets(ctx, cp)
 	if err != nil {
 		return flow.Continue, err
 	}
-	p.targets, p.pools = targets, pools
+	p.targets, p.pools, p.withheld = targets, pools, withheld
+	// A namespace's opt-in changes no object this controller watches, so a
+	// withheld pool is judged again after a while.
+	out := flow.Continue
+	if len(withheld) > 0 {
+		out = flow.Requeue(withheldRequeue)
+	}
 	if len(targets) == 0 {
-		return flow.Continue, nil
+		return out, nil
 	}
 
 	source := &corev1.Secret{}
@@ -139,8 +146,11 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 		}
 		p.mirrorHashes[ready[i].cluster] = ready[i].hash
 	}
-	return flow.Continue, nil
+	return out, nil
 }
+
+// withheldRequeue is how often withheld pools are judged again.
+const withheldRequeue = time.Minute
 
 // deliveryParallelism bounds the clusters written to at once.
 const deliveryParallelism = 8
@@ -197,6 +207,9 @@ func (r *Reconciler) reportDeliveries(_ context.Context, p *pass) (flow.Outcome,
 		}
 		message = fmt.Sprintf("Nova %s is Ready; %s on %s", p.nova.Name, what, strings.Join(p.targets, ", "))
 	}
+	if len(p.withheld) > 0 {
+		message += "; no contract goes out for pools " + describeWithheld(p.withheld)
+	}
 	setNovaReady(p.cp, c5c3v1alpha1.NovaReadyReason, message)
 	return flow.Continue, nil
 }
@@ -224,10 +237,11 @@ func (r *Reconciler) perClusterMirror(ctx context.Context, p *pass, cluster stri
 	return &clusterResult{cluster, c5c3v1alpha1.ComputeCredentialsErrorReason, fmt.Sprintf("on %s: the cluster's own credentials: %s", cluster, err.Error())}
 }
 
-// mirrorTargets lists the pools in the Nova's namespace and returns the
-// clusters that need its contract, with the pools. A cluster without the
-// NovaCompute kind has no pools.
-func (r *Reconciler) mirrorTargets(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) ([]string, []novav1alpha1.NovaCompute, error) {
+// poolClusters lists the pools in the Nova's namespace and returns the
+// clusters any of them runs on, with the pools. Pruning and teardown use
+// it, since a cluster may hold what a pass wrote before its pools were
+// withheld. A cluster without the NovaCompute kind has no pools.
+func (r *Reconciler) poolClusters(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) ([]string, []novav1alpha1.NovaCompute, error) {
 	pools := &novav1alpha1.NovaComputeList{}
 	if err := r.Client.List(ctx, pools, client.InNamespace(cp.Namespace)); err != nil {
 		if !apimeta.IsNoMatchError(err) {
@@ -239,6 +253,23 @@ func (r *Reconciler) mirrorTargets(ctx context.Context, cp *c5c3v1alpha1.Control
 	// The projected Nova lives beside the ControlPlane, on its cluster.
 	nova := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: NovaName(cp), Namespace: cp.Namespace}}
 	return MirrorTargets(nova, pools.Items), pools.Items, nil
+}
+
+// mirrorTargets returns the clusters that need the Nova's contract: those
+// of the pools that may run, which it returns too, with the pools the pool
+// policy withholds.
+func (r *Reconciler) mirrorTargets(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) ([]string, []novav1alpha1.NovaCompute, []Withheld, error) {
+	_, pools, err := r.poolClusters(ctx, cp)
+	if err != nil || len(pools) == 0 {
+		return nil, nil, nil, err
+	}
+	optedIn, err := r.namespaceOptedIn(ctx, cp.Namespace)
+	if err != nil {
+		return nil, nil, nil, flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaComputeConfigErrorReason, err)
+	}
+	runnable, withheld := RunnablePools(pools, r.PoolPolicy, optedIn)
+	nova := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: NovaName(cp), Namespace: cp.Namespace}}
+	return MirrorTargets(nova, runnable), runnable, withheld, nil
 }
 
 // copyAuthTo writes the hypervisor operator's auth Secret onto one

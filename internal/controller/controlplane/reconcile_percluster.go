@@ -185,7 +185,7 @@ func (r *Reconciler) reconcileClusterCredentials(ctx context.Context, p *pass) (
 // Nova's pools, when a ControlPlane goes: a user whose Secret was deleted
 // while its cluster could not be reached has no Secret to be found by.
 func (r *Reconciler) deleteTargetUsers(ctx context.Context, p *pass) error {
-	targets, _, err := r.mirrorTargets(ctx, p.cp)
+	targets, _, err := r.poolClusters(ctx, p.cp)
 	if err != nil {
 		return err
 	}

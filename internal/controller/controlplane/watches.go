@@ -50,15 +50,19 @@ func ReadSecretNames(cp *c5c3v1alpha1.ControlPlane) []string {
 	return names
 }
 
-// poolLifecycle passes a pool's creation, deletion and the start of its
-// deletion, which move mirror targets, and a change of the contract hash
-// it has rolled out, which moves a rotation.
+// poolLifecycle passes a pool's creation, deletion, the start of its
+// deletion and a spec change, which move mirror targets, and a change of
+// the contract hash it has rolled out, which moves a rotation.
 var poolLifecycle = predicate.Funcs{
 	CreateFunc:  func(event.CreateEvent) bool { return true },
 	DeleteFunc:  func(event.DeleteEvent) bool { return true },
 	GenericFunc: func(event.GenericEvent) bool { return false },
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		if e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil {
+			return true
+		}
+		// A new spec can move the pool policy's verdict, and so the targets.
+		if e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() {
 			return true
 		}
 		old, okOld := e.ObjectOld.(*novav1alpha1.NovaCompute)
@@ -73,6 +77,9 @@ var poolLifecycle = predicate.Funcs{
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("controlplane-controller")
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.Keystone == nil {
 		r.Keystone = CachedKeystone(openstack.NewSessionCache())

@@ -98,6 +98,23 @@ func TestIntegrationAgentOnComputeCluster(t *testing.T) {
 		}
 		return nil
 	})
+
+	// A '$' would be expanded by oslo.config in the pods' variable, so the
+	// pass stops before the DaemonSet and keeps the last good template.
+	dollar := newMirror("$HOME-" + sharedSecret)
+	if err := compute.Client.Update(context.Background(), dollar); err != nil {
+		t.Fatal(err)
+	}
+	a = waitAgent(t, "guide-agent", neutronv1alpha1.SecretsReadyCondition, neutronv1alpha1.SharedSecretUnusableReason)
+	if c := condition(a, neutronv1alpha1.SecretsReadyCondition); !strings.Contains(c.Message, mirrorName) || strings.Contains(c.Message, "HOME") {
+		t.Errorf("message %q does not name the Secret, or quotes its value", c.Message)
+	}
+	if err := compute.Client.Get(context.Background(), client.ObjectKeyFromObject(ds), ds); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ds.Spec.Template.Annotations[neutronv1alpha1.MetadataSecretHashAnnotation], neutronmetadataagent.SharedSecretHash([]byte("rotated-"+sharedSecret)); got != want {
+		t.Errorf("a refused secret moved the pod template's hash to %s", got)
+	}
 	assertNoSecretLeak(t, a)
 }
 

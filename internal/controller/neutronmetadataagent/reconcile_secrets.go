@@ -1,6 +1,7 @@
 package neutronmetadataagent
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -26,6 +27,9 @@ func (r *Reconciler) reconcileSecrets(ctx context.Context, p *pass) (flow.Outcom
 	if ref := nm.SharedSecretRef; ref != nil {
 		value, err := r.readKey(ctx, p, ref.Name, nm.ResolvedSharedSecretKey(), neutronv1alpha1.WaitingForNovaSharedSecretReason)
 		if err != nil {
+			return flow.Continue, err
+		}
+		if err := checkExpandable(a, ref.Name, nm.ResolvedSharedSecretKey(), value); err != nil {
 			return flow.Continue, err
 		}
 		if err := r.checkNovaSharedSecret(ctx, p, ref.Name, value); err != nil {
@@ -60,4 +64,18 @@ func (r *Reconciler) readKey(ctx context.Context, p *pass, name, key, waitReason
 			"waiting for key %s in Secret %s/%s on %s", key, a.Namespace, name, clusterPhrase(a.TargetClusterName()))
 	}
 	return secret.Data[key], nil
+}
+
+// checkExpandable refuses a shared secret with a '$'. The pods receive it
+// as SharedSecretEnv, whose value oslo.config expands like a file's, so a
+// '$' would leave the agent signing with another string than Nova checks.
+// No spelling in a Secret that Nova also reads verbatim can fix that, so it
+// is a wait for a new value, named by Secret and key, never by value.
+func checkExpandable(a *neutronv1alpha1.NeutronMetadataAgent, name, key string, value []byte) error {
+	if !bytes.ContainsRune(value, '$') {
+		return nil
+	}
+	return flow.Wait(neutronv1alpha1.SecretsReadyCondition, neutronv1alpha1.SharedSecretUnusableReason, secretPoll,
+		"key %s of Secret %s/%s on %s holds a '$', which oslo.config expands in the agent's %s variable, so the agent would not sign with the value Nova checks; choose a shared secret without '$'; the DaemonSet is left as it was",
+		key, a.Namespace, name, clusterPhrase(a.TargetClusterName()), SharedSecretEnv)
 }

@@ -1,0 +1,73 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/poolpolicy"
+)
+
+// Withheld is a pool the ControlPlane sends no contract for, and why.
+type Withheld struct {
+	// Pool is the pool's name.
+	Pool string
+	// Why says which rule refuses it, without naming any value of it
+	// beyond what its own condition already reports.
+	Why string
+}
+
+// RunnablePools splits pools into those the pool controller would run and
+// those it refuses before writing anything: a pool the policy forbids, or
+// every pool of a namespace without the privileged-pools opt-in. Only the
+// runnable ones earn their cluster the contract, so the service password
+// and the bus URL never go to a cluster for a pool that cannot use them.
+// A deleting pool is kept, since MirrorTargets drops it anyway and the
+// rotation report must still see it go. It is pure, so the rules are
+// table-tested.
+func RunnablePools(pools []novav1alpha1.NovaCompute, policy poolpolicy.Policy, namespaceOptedIn bool) ([]novav1alpha1.NovaCompute, []Withheld) {
+	var runnable []novav1alpha1.NovaCompute
+	var withheld []Withheld
+	for i := range pools {
+		p := &pools[i]
+		if !p.DeletionTimestamp.IsZero() {
+			runnable = append(runnable, *p)
+			continue
+		}
+		if !namespaceOptedIn {
+			withheld = append(withheld, Withheld{Pool: p.Name, Why: "its namespace has not opted in to privileged pools"})
+			continue
+		}
+		if errs := policy.Check(p); len(errs) > 0 {
+			withheld = append(withheld, Withheld{Pool: p.Name, Why: "the pool policy refuses it"})
+			continue
+		}
+		runnable = append(runnable, *p)
+	}
+	return runnable, withheld
+}
+
+// describeWithheld lists withheld pools for a condition message.
+func describeWithheld(withheld []Withheld) string {
+	parts := make([]string, 0, len(withheld))
+	for _, w := range withheld {
+		parts = append(parts, fmt.Sprintf("%s (%s)", w.Pool, w.Why))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// namespaceOptedIn reads the ControlPlane's namespace past the cache, as
+// the pool controller does, and tells whether it carries the opt-in. It is
+// read only when there are pools to judge, so a ControlPlane without any
+// costs no request.
+func (r *Reconciler) namespaceOptedIn(ctx context.Context, namespace string) (bool, error) {
+	ns := &corev1.Namespace{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
+		return false, fmt.Errorf("reading namespace %s for its %s label: %w", namespace, novav1alpha1.PrivilegedPoolsLabel, err)
+	}
+	return poolpolicy.CheckNamespace(ns) == nil, nil
+}

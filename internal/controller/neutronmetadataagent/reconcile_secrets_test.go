@@ -1,0 +1,45 @@
+package neutronmetadataagent
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+)
+
+// TestCheckExpandable: only a '$' is refused, since oslo.config expands
+// nothing else in an environment value, and the refusal names the Secret
+// and key but never the value.
+func TestCheckExpandable(t *testing.T) {
+	agent := &neutronv1alpha1.NeutronMetadataAgent{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "openstack"}}
+	for name, tc := range map[string]struct {
+		value   string
+		refused bool
+	}{
+		"plain":               {value: "Zq8vN3rT5wY1pL7x"},
+		"backslash and quote": {value: `a\b"c'd`},
+		"percent and braces":  {value: "%(x)s{y}"},
+		"dollar alone":        {value: "secret$", refused: true},
+		"interpolation":       {value: "pre${DEFAULT.host}post", refused: true},
+		"doubled dollar":      {value: "pa$$word", refused: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := checkExpandable(agent, "copy", "shared_secret", []byte(tc.value))
+			if (err != nil) != tc.refused {
+				t.Fatalf("refused = %v, want %v (%v)", err != nil, tc.refused, err)
+			}
+			if err == nil {
+				return
+			}
+			if flow.ReasonOf(err) != neutronv1alpha1.SharedSecretUnusableReason {
+				t.Errorf("error %v is not a wait under %s", err, neutronv1alpha1.SharedSecretUnusableReason)
+			}
+			if msg := err.Error(); strings.Contains(msg, tc.value) || !strings.Contains(msg, "openstack/copy") || !strings.Contains(msg, "shared_secret") {
+				t.Errorf("message %q quotes the value or misses the Secret and key", msg)
+			}
+		})
+	}
+}
