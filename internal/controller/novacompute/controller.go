@@ -29,9 +29,14 @@ const (
 	// watched.
 	DefaultResync   = 60 * time.Second
 	nodeWaitRequeue = 30 * time.Second
-	inputRequeue    = 15 * time.Second
-	shortRequeue    = 10 * time.Second
-	apiErrorRequeue = 30 * time.Second
+	// registrationPoll is how often a node whose nova-compute just started
+	// is asked about, for registrationWindow after the start, so that its
+	// service is seen within seconds of registering.
+	registrationPoll   = 3 * time.Second
+	registrationWindow = 2 * time.Minute
+	inputRequeue       = 15 * time.Second
+	shortRequeue       = 10 * time.Second
+	apiErrorRequeue    = 30 * time.Second
 )
 
 // childKinds are the kinds a pool writes onto its cluster; a placed pool's

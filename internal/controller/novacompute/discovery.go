@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"maps"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -89,4 +90,14 @@ func jobFinished(job *batchv1.Job) (done, failed bool, at metav1.Time) {
 		}
 	}
 	return false, false, metav1.Time{}
+}
+
+// JobPredates tells whether a discovery Job started before the newest
+// nova-compute start among the hosts still unmapped, so that it cannot have
+// seen them: a host registers only after its process starts. Such a Job is
+// replaced as soon as it finishes instead of being kept for discoveryKeep,
+// which would only delay the host. Both times are whole seconds, so an
+// equal second is not before. It is pure.
+func JobPredates(job *batchv1.Job, newestStart time.Time) bool {
+	return job.Status.StartTime != nil && !newestStart.IsZero() && job.Status.StartTime.Time.Before(newestStart)
 }

@@ -286,3 +286,35 @@ func TestJobFinished(t *testing.T) {
 		})
 	}
 }
+
+// TestJobPredates: a finished Job is replaced at once only when it started
+// before the newest unmapped host's nova-compute, which it cannot have seen.
+func TestJobPredates(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	job := func(start *time.Time) *batchv1.Job {
+		j := &batchv1.Job{}
+		if start != nil {
+			j.Status.StartTime = &metav1.Time{Time: *start}
+		}
+		return j
+	}
+	before, same, after := t0.Add(-5*time.Second), t0, t0.Add(5*time.Second)
+	for name, tc := range map[string]struct {
+		job    *batchv1.Job
+		newest time.Time
+		want   bool
+	}{
+		"started before the compute":    {job: job(&before), newest: t0, want: true},
+		"started in the same second":    {job: job(&same), newest: t0},
+		"started after the compute":     {job: job(&after), newest: t0},
+		"no start time reported":        {job: job(nil), newest: t0},
+		"no compute start known":        {job: job(&before)},
+		"no start time, no start known": {job: job(nil)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := JobPredates(tc.job, tc.newest); got != tc.want {
+				t.Errorf("JobPredates = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -50,7 +50,11 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 	}
 	var discovery Discovery
 	if slices.ContainsFunc(results, func(res ServiceResult) bool { return res.Action == ServiceDiscover }) {
-		discovery.State, discovery.Err = r.runDiscovery(ctx, p)
+		newest, err := run.newestUnmappedStart(ctx, results)
+		if err != nil {
+			return flow.Continue, err
+		}
+		discovery.State, discovery.Err = r.runDiscovery(ctx, p, newest)
 	}
 	report := DecideServicesReady(results, discovery)
 	setCondition(p.pool, novav1alpha1.ServicesReadyCondition, report.Status, report.Reason, report.Message)
@@ -61,15 +65,15 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 // servicesRun is one Services step: what it read from Nova and the pool's
 // cluster. The hypervisors and the pods are listed once, and only when a
 // node asks: the hypervisors while a node waits to be mapped, the pods
-// when a node is releasing.
+// while a node waits for its service or is releasing.
 type servicesRun struct {
-	r        *Reconciler
-	p        *pass
-	cloud    Cloud
-	byHost   map[string]openstack.ComputeService
-	now      time.Time
-	mapped   map[string]bool // hosts among the hypervisors
-	podNodes map[string]bool // nodes a pod of the pool runs on
+	r      *Reconciler
+	p      *pass
+	cloud  Cloud
+	byHost map[string]openstack.ComputeService
+	now    time.Time
+	mapped map[string]bool // hosts among the hypervisors
+	pods   []corev1.Pod    // the pool's pods, listed on first need
 }
 
 // node mirrors a node's service into its entry, then asks DecideService,
@@ -108,6 +112,8 @@ func (x *servicesRun) node(ctx context.Context, e novav1alpha1.NovaComputeNode) 
 			obs.Mapped, err = x.hostMapped(ctx, e.Name)
 		case ServiceCheckPods:
 			obs.PodRunning, err = x.podRunning(ctx, e.Name)
+		case ServiceCheckStart:
+			obs.ComputeFresh, err = x.computeFresh(ctx, e.Name)
 		default:
 			x.call(ctx, e.Name, d.Action, cur, &obs)
 		}
@@ -195,27 +201,64 @@ func (x *servicesRun) hostMapped(ctx context.Context, host string) (*bool, error
 	return ptr.To(x.mapped[host]), nil
 }
 
-// podRunning tells whether a pod of the pool runs on a node. A failed
+// listPods lists the pool's pods on its cluster once per step. A failed
 // listing stops the pass.
-func (x *servicesRun) podRunning(ctx context.Context, node string) (*bool, error) {
-	if x.podNodes == nil {
+func (x *servicesRun) listPods(ctx context.Context) ([]corev1.Pod, error) {
+	if x.pods == nil {
 		pool := x.p.pool
 		pods := &corev1.PodList{}
 		if err := x.p.reader().List(ctx, pods, client.InNamespace(pool.Namespace), client.MatchingLabels(PodLabels(pool.Name))); err != nil {
 			return nil, flow.Fail(novav1alpha1.ServicesReadyCondition, novav1alpha1.PodListErrorReason, fmt.Errorf("listing the pool's pods: %w", err))
 		}
-		x.podNodes = map[string]bool{}
-		for _, pod := range pods.Items {
-			x.podNodes[pod.Spec.NodeName] = true
+		x.pods = append([]corev1.Pod{}, pods.Items...)
+	}
+	return x.pods, nil
+}
+
+// podRunning tells whether a pod of the pool runs on a node.
+func (x *servicesRun) podRunning(ctx context.Context, node string) (*bool, error) {
+	pods, err := x.listPods(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return ptr.To(slices.ContainsFunc(pods, func(pod corev1.Pod) bool { return pod.Spec.NodeName == node })), nil
+}
+
+// computeFresh tells whether the nova-compute container on a node started
+// less than registrationWindow ago.
+func (x *servicesRun) computeFresh(ctx context.Context, node string) (*bool, error) {
+	pods, err := x.listPods(ctx)
+	if err != nil {
+		return nil, err
+	}
+	started, ok := ComputeStarted(pods, node)
+	return ptr.To(ok && x.now.Sub(started) < registrationWindow), nil
+}
+
+// newestUnmappedStart is the latest nova-compute start among the nodes
+// waiting for discovery, or zero when no pod reports one.
+func (x *servicesRun) newestUnmappedStart(ctx context.Context, results []ServiceResult) (time.Time, error) {
+	pods, err := x.listPods(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var newest time.Time
+	for _, res := range results {
+		if res.Action != ServiceDiscover {
+			continue
+		}
+		if started, ok := ComputeStarted(pods, res.Node); ok && started.After(newest) {
+			newest = started
 		}
 	}
-	return ptr.To(x.podNodes[node]), nil
+	return newest, nil
 }
 
 // runDiscovery drives the Nova's shared discovery Job and describes its
 // state: it creates an absent Job, leaves a running one, and replaces a
-// finished one 30 s after it ended, warning when it failed.
-func (r *Reconciler) runDiscovery(ctx context.Context, p *pass) (string, error) {
+// finished one 30 s after it ended, warning when it failed, or at once
+// when it started before the newest unmapped host's nova-compute did.
+func (r *Reconciler) runDiscovery(ctx context.Context, p *pass, newestStart time.Time) (string, error) {
 	nova := p.nova
 	if nova.Status.ManageConfigSecretRef == nil {
 		return "", fmt.Errorf("host discovery needs the Nova's apiDatabase and database; Nova %s declares none, so hosts are mapped only by the scheduler's periodic discovery", nova.Name)
@@ -244,7 +287,7 @@ func (r *Reconciler) runDiscovery(ctx context.Context, p *pass) (string, error) 
 	if failed {
 		result = "failed"
 	}
-	if r.now().Sub(at.Time) < discoveryKeep*time.Second {
+	if !JobPredates(live, newestStart) && r.now().Sub(at.Time) < discoveryKeep*time.Second {
 		return "Job " + live.Name + " " + result, nil
 	}
 	if failed {

@@ -28,6 +28,10 @@ type ServiceObs struct {
 	Mapped *bool
 	// PodRunning tells whether a pod of the pool still runs on the node.
 	PodRunning *bool
+	// ComputeFresh tells whether the node's nova-compute container started
+	// less than registrationWindow ago, so its service is about to
+	// register.
+	ComputeFresh *bool
 	// Servers counts the servers, of any project, on the host.
 	Servers *int
 	// Deleted is set once the service was deleted in this pass, and
@@ -56,6 +60,9 @@ const (
 	// ServiceCheckPods reads whether a pod of the pool runs on the node
 	// (PodRunning).
 	ServiceCheckPods
+	// ServiceCheckStart reads whether the node's nova-compute container
+	// started a moment ago (ComputeFresh).
+	ServiceCheckStart
 	// ServiceDisable disables the service with the pool's reason.
 	ServiceDisable
 	// ServiceCountServers counts the servers on the host (Servers).
@@ -147,8 +154,17 @@ func DecideService(e novav1alpha1.NovaComputeNode, obs ServiceObs) ServiceDecisi
 func decideServing(e novav1alpha1.NovaComputeNode, obs ServiceObs) ServiceDecision {
 	pending := e.Phase == novav1alpha1.NodePending
 	switch {
+	case obs.Service == nil && obs.ComputeFresh == nil:
+		return ServiceDecision{Phase: novav1alpha1.NodePending, Action: ServiceCheckStart}
 	case obs.Service == nil:
-		return ServiceDecision{Phase: novav1alpha1.NodePending, Bucket: BucketNoService, Requeue: nodeWaitRequeue}
+		// A nova-compute that just started registers within seconds, and
+		// nothing in Nova can be watched: look again soon, and only at the
+		// slow pace once the start is long past.
+		requeue := nodeWaitRequeue
+		if *obs.ComputeFresh {
+			requeue = registrationPoll
+		}
+		return ServiceDecision{Phase: novav1alpha1.NodePending, Bucket: BucketNoService, Requeue: requeue}
 	case pending && obs.Mapped == nil:
 		return ServiceDecision{Phase: novav1alpha1.NodePending, Action: ServiceCheckMapping}
 	case pending && !*obs.Mapped:

@@ -21,6 +21,7 @@ type nova struct {
 	handover      bool
 	mapped        bool
 	podRunning    bool
+	computeFresh  bool
 	servers       int
 	disableFails  bool
 	countFails    bool
@@ -52,6 +53,8 @@ func walk(t *testing.T, phase string, n nova) ([]ServiceAction, ServiceDecision)
 			obs.Mapped = ptr.To(n.mapped)
 		case ServiceCheckPods:
 			obs.PodRunning = ptr.To(n.podRunning)
+		case ServiceCheckStart:
+			obs.ComputeFresh = ptr.To(n.computeFresh)
 		case ServiceDisable:
 			if n.disableFails {
 				obs.Failed = "disabling the service of n1: boom"
@@ -97,6 +100,7 @@ func TestDecideService(t *testing.T) {
 	var (
 		check    = ServiceCheckMapping
 		pods     = ServiceCheckPods
+		start    = ServiceCheckStart
 		disable  = ServiceDisable
 		count    = ServiceCountServers
 		del      = ServiceDelete
@@ -111,9 +115,14 @@ func TestDecideService(t *testing.T) {
 	}{
 		// Rule 2: no service yet, or not any more.
 		{name: "Pending, not registered, waits for a service", phase: pending,
-			want: ServiceDecision{Phase: pending, Bucket: BucketNoService, Requeue: 30 * time.Second}},
+			asked: []ServiceAction{start},
+			want:  ServiceDecision{Phase: pending, Bucket: BucketNoService, Requeue: 30 * time.Second}},
+		{name: "Pending, not registered, nova-compute just started, looks again soon", phase: pending, nova: nova{computeFresh: true},
+			asked: []ServiceAction{start},
+			want:  ServiceDecision{Phase: pending, Bucket: BucketNoService, Requeue: 3 * time.Second}},
 		{name: "Active, service gone, is Pending again", phase: active,
-			want: ServiceDecision{Phase: pending, Bucket: BucketNoService, Requeue: 30 * time.Second}},
+			asked: []ServiceAction{start},
+			want:  ServiceDecision{Phase: pending, Bucket: BucketNoService, Requeue: 30 * time.Second}},
 		// Rule 3: mapping.
 		{name: "Pending, registered, unmapped, runs discovery", phase: pending, nova: nova{service: up},
 			asked: []ServiceAction{check},
