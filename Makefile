@@ -107,7 +107,7 @@ fuzz: ## Run every Go fuzz target for FUZZTIME each (default 10m); their seed co
 	hack/fuzz.sh $(FUZZTIME)
 
 # What `make bench` measures and how often; see internal/dev/cmd/anvil-bench.
-BENCH_ARGS ?= --clusters 1,4,16 --samples 20 --only P1
+BENCH_ARGS ?= --clusters 1,4,16 --samples 20 --only P1,P2,P3,P4
 
 .PHONY: bench
 bench: tools ## Measure Anvil on real apiservers and print ratios against same-run baselines; see docs/reference/performance.md.

@@ -35,7 +35,7 @@ func main() {
 func run() error {
 	clusterList := flag.String("clusters", "1,4,16", "P1: numbers of compute clusters, comma-separated")
 	samples := flag.Int("samples", 20, "repetitions per measurement")
-	only := flag.String("only", "P1", "measurements to run, comma-separated")
+	only := flag.String("only", "P1,P2,P3,P4", "measurements to run, comma-separated, one after the other")
 	logPath := flag.String("log", "", "file for the operator's log (default: discarded)")
 	flag.IntVar(&p4Scale.NodesPerCluster, "p4-nodes", p4Scale.NodesPerCluster, "P4: kwok nodes per compute cluster")
 	flag.IntVar(&p4Scale.PoolsPerCluster, "p4-pools", p4Scale.PoolsPerCluster, "P4: pools per compute cluster")
