@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -260,8 +261,14 @@ func (r *Reconciler) poolClusters(ctx context.Context, cp *c5c3v1alpha1.ControlP
 // policy withholds.
 func (r *Reconciler) mirrorTargets(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) ([]string, []novav1alpha1.NovaCompute, []Withheld, error) {
 	_, pools, err := r.poolClusters(ctx, cp)
-	if err != nil || len(pools) == 0 {
+	if err != nil {
 		return nil, nil, nil, err
+	}
+	// Only this Nova's pools are judged: another Nova's refused pool is
+	// not this ControlPlane's to report.
+	pools = slices.DeleteFunc(pools, func(p novav1alpha1.NovaCompute) bool { return p.Spec.NovaRef.Name != NovaName(cp) })
+	if len(pools) == 0 {
+		return nil, nil, nil, nil
 	}
 	optedIn, err := r.namespaceOptedIn(ctx, cp.Namespace)
 	if err != nil {
