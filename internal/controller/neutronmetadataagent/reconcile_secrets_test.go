@@ -35,10 +35,14 @@ func TestCheckExpandable(t *testing.T) {
 				return
 			}
 			if flow.ReasonOf(err) != neutronv1alpha1.SharedSecretUnusableReason {
-				t.Errorf("error %v is not a wait under %s", err, neutronv1alpha1.SharedSecretUnusableReason)
+				t.Errorf("reason %q, want %s", flow.ReasonOf(err), neutronv1alpha1.SharedSecretUnusableReason)
 			}
-			if msg := err.Error(); strings.Contains(msg, tc.value) || !strings.Contains(msg, "openstack/copy") || !strings.Contains(msg, "shared_secret") {
-				t.Errorf("message %q quotes the value or misses the Secret and key", msg)
+			msg := err.Error()
+			if strings.Contains(msg, tc.value) {
+				t.Error("the message quotes the secret's value")
+			}
+			if !strings.Contains(msg, "openstack/copy") || !strings.Contains(msg, "shared_secret") {
+				t.Error("the message does not name the Secret and its key")
 			}
 		})
 	}
