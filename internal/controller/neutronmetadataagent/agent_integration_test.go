@@ -73,7 +73,7 @@ func TestIntegrationAgentOnComputeCluster(t *testing.T) {
 		Data: map[string][]byte{"ca.crt": []byte("-----BEGIN CERTIFICATE-----\n")}})
 	waitAgent(t, "guide-agent", neutronv1alpha1.SecretsReadyCondition, neutronv1alpha1.SecretsAvailableReason)
 	// No pod runs, so the rollout never completes.
-	a = waitAgent(t, "guide-agent", neutronv1alpha1.DaemonSetReadyCondition, neutronv1alpha1.DaemonSetProgressingReason)
+	waitAgent(t, "guide-agent", neutronv1alpha1.DaemonSetReadyCondition, neutronv1alpha1.DaemonSetProgressingReason)
 
 	ds := &appsv1.DaemonSet{}
 	if err := compute.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "guide-agent-metadata-agent"}, ds); err != nil {
