@@ -44,6 +44,8 @@ manifests: ## Generate CRDs under config/crd and RBAC under config/rbac.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) crd paths=./internal/hypervisor/... output:crd:artifacts:config=config/crd/standin
 	$(CONTROLLER_GEN) rbac:roleName=anvil-operator webhook paths=./internal/... paths=./cmd/... output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
+	@# Helm installs what crds/ holds before the chart's templates.
+	rm -rf charts/anvil-operator/crds && mkdir -p charts/anvil-operator/crds && cp config/crd/bases/*.yaml charts/anvil-operator/crds/
 
 .PHONY: verify
 verify: ## Fail when generated files are out of date.

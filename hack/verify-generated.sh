@@ -10,7 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 snapshot="$(mktemp -d)"
 trap 'rm -rf "$snapshot"' EXIT
 
-generated() { find api internal/hypervisor config/crd/bases config/crd/standin config/rbac config/webhook -type f \( -name 'zz_generated*.go' -o -name '*.yaml' \) 2>/dev/null | LC_ALL=C sort; }
+generated() { find api internal/hypervisor config/crd/bases config/crd/standin charts/anvil-operator/crds config/rbac config/webhook -type f \( -name 'zz_generated*.go' -o -name '*.yaml' \) 2>/dev/null | LC_ALL=C sort; }
 
 generated | while read -r f; do mkdir -p "$snapshot/$(dirname "$f")"; cp "$f" "$snapshot/$f"; done
 make --no-print-directory generate manifests >/dev/null
