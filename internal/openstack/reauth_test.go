@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/anvil/anvil/internal/dev/openstacktest"
 	"github.com/anvil/anvil/internal/openstack"
 )
 
@@ -49,15 +50,15 @@ func TestReauthFailureThroughGophercloudLeaksNothing(t *testing.T) {
 		AuthURL: keystone.URL + "/v3", Username: "anvil-standin", Password: password,
 		ProjectName: "service", UserDomainName: "Default", ProjectDomainName: "Default",
 	}
-	fault := newReauthFault(t, creds)
-	creds.AuthURL = fault.authURL(t)
+	fault := openstacktest.NewFront(t, creds.AuthURL, nil, bodySecret)
+	creds.AuthURL = fault.AuthURL(urlCredential)
 	s, err := openstack.NewIdentitySession(t.Context(), creds)
 	if err != nil {
 		t.Fatalf("the first login through the proxy failed: %v", err)
 	}
-	fault.expireToken()
+	fault.Expire()
 	_, err = s.DomainID(t.Context(), "Default")
-	if got, want := fault.log(), []string{"POST /v3/auth/tokens 201", "GET /v3/domains 401", "POST /v3/auth/tokens 401"}; !slices.Equal(got, want) {
+	if got, want := fault.Log(), []string{"POST /v3/auth/tokens 201", "GET /v3/domains 401", "POST /v3/auth/tokens 401"}; !slices.Equal(got, want) {
 		t.Fatalf("the proxy saw %q, want a login, a refused call and a refused re-login %q", got, want)
 	}
 	assertReauthHidden(t, err, password)
