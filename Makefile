@@ -68,6 +68,13 @@ build: generate ## Build the operator and the CLI into bin/.
 IMAGE_OUTPUT ?= $(BIN)/image/anvil-operator
 IMAGE_PLATFORMS ?=
 
+.PHONY: pin-image
+pin-image: ## Build the host's image and pin its digest as the operator chart's default image.digest.
+	digest="$$(go run ./internal/dev/cmd/anvil-image --output $(IMAGE_OUTPUT) | tail -n1)"; \
+		[[ "$$digest" == sha256:* ]] || { echo "anvil-image printed no digest" >&2; exit 1; }; \
+		sed -i -E "s/^(  digest: )\"sha256:[0-9a-f]{64}\"/\1\"$$digest\"/" charts/anvil-operator/values.yaml; \
+		grep -q "$$digest" charts/anvil-operator/values.yaml && echo "pinned $$digest"
+
 .PHONY: image
 image: ## Build the operator's OCI image without Docker into $(IMAGE_OUTPUT) and print its digest (IMAGE_PLATFORMS=linux/amd64,linux/arm64 for an index).
 	go run ./internal/dev/cmd/anvil-image --output $(IMAGE_OUTPUT) $(if $(IMAGE_PLATFORMS),--platforms $(IMAGE_PLATFORMS))

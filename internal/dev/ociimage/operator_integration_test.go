@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,5 +56,41 @@ func TestIntegrationOperatorImage(t *testing.T) {
 		if !strings.Contains(string(out), flag) {
 			t.Errorf("--help of the image's binary lacks %s:\n%s", flag, out)
 		}
+	}
+}
+
+// The operator chart's default image.digest is the digest `make image`
+// prints for this commit on this machine's platform, so a chart installed
+// from a commit pulls exactly that commit's operator. It runs the command
+// the chart's README names, with the same defaults.
+func TestIntegrationChartPinsThisCommitsImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: compiles the operator (run without -short)")
+	}
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the chart pins the linux/amd64 image")
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), "go", "run", "./internal/dev/cmd/anvil-image", "--output", filepath.Join(t.TempDir(), "layout"))
+	cmd.Dir = root
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SOURCE_DATE_EPOCH=") })
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("anvil-image: %v", err)
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) == 0 {
+		t.Fatal("anvil-image printed no digest")
+	}
+	built := lines[len(lines)-1]
+	values, err := os.ReadFile(filepath.Join(root, "charts/anvil-operator/values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(values), `digest: "`+built+`"`) {
+		t.Errorf("charts/anvil-operator/values.yaml does not pin this commit's image %s; run make pin-image and commit values.yaml", built)
 	}
 }
