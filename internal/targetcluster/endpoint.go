@@ -1,12 +1,15 @@
 package targetcluster
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // AcceptEndpointAnnotation is the annotation that, on a registration
@@ -96,11 +99,12 @@ func endpointChangeRefusal() error {
 			"to accept the change, set annotation %s to the fingerprint of the new server and CA", AcceptEndpointAnnotation)
 }
 
-// endpointGate decides whether reg may engage under name and, when it may
-// not, reports the refusal: a metric, a log line, a Warning Event on the
-// Secret and the reason Resolve gives. It returns the decision.
-func (r *Registry) endpointGate(log logr.Logger, secret *corev1.Secret, name string, reg *Registration) EndpointDecision {
-	d := DecideEndpoint(r.pin(name), reg.Endpoint, reg.AcceptedEndpoint)
+// endpointGate decides whether reg may engage under name, given pinned,
+// the stored fingerprint ("" for none), and, when it may not, reports the
+// refusal: a metric, a log line, a Warning Event on the Secret and the
+// reason Resolve gives. It returns the decision.
+func (r *Registry) endpointGate(log logr.Logger, secret *corev1.Secret, name string, reg *Registration, pinned string) EndpointDecision {
+	d := DecideEndpoint(pinned, reg.Endpoint, reg.AcceptedEndpoint)
 	if d != EndpointChangeRefused {
 		return d
 	}
@@ -116,9 +120,52 @@ func (r *Registry) endpointGate(log logr.Logger, secret *corev1.Secret, name str
 	return d
 }
 
-// pin returns the endpoint fingerprint name was last engaged with.
-func (r *Registry) pin(name string) string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.pins[name]
+// engageRegistration decides on the registration's endpoint against its
+// stored pin and, unless the change is refused, engages the cluster, pins
+// the endpoint and only then makes the cluster resolvable.
+func (r *Registry) engageRegistration(ctx context.Context, log logr.Logger, secret *corev1.Secret, name string, reg *Registration) (ctrl.Result, error) {
+	pinned, err := r.pins.get(ctx, name)
+	if err != nil {
+		// Without the pin there is no decision: engaging could trust an
+		// endpoint that was changed while the operator was down.
+		r.setPending(name, "its endpoint pin cannot be read ("+err.Error()+")")
+		return ctrl.Result{}, err
+	}
+	decision := r.endpointGate(log, secret, name, reg, pinned)
+	if decision == EndpointChangeRefused {
+		// Only an edit of the Secret (the annotation, or the old endpoint
+		// back) can change the decision, and that triggers a new pass.
+		return ctrl.Result{}, nil
+	}
+
+	log.Info("building the cluster from its registration Secret", "namespaces", strings.Join(reg.Namespaces, ","))
+	e, err := r.engage(name, reg)
+	if err != nil {
+		engagementFailuresTotal.Inc()
+		r.setPending(name, "it is not connected yet ("+err.Error()+")")
+		return ctrl.Result{}, fmt.Errorf("engaging cluster %s: %w", name, err)
+	}
+	if storesPin(decision) {
+		// Stored before any reconciler can resolve the cluster: an endpoint
+		// that receives the contract is one a restart will hold it to.
+		if err := r.pins.set(ctx, name, reg.Endpoint); err != nil {
+			e.cancel()
+			engagementFailuresTotal.Inc()
+			r.setPending(name, "its endpoint cannot be pinned ("+err.Error()+")")
+			return ctrl.Result{}, fmt.Errorf("pinning the endpoint of cluster %s: %w", name, err)
+		}
+		log.Info("pinned the cluster's server and certificate authority", "configMap", EndpointPinsConfigMap)
+	}
+	r.swap(e)
+	engagementsTotal.Inc()
+	log.Info("engaged the cluster")
+	r.recorder.Eventf(secret, nil, corev1.EventTypeNormal, ReasonClusterEngaged, "Register", "Anvil reaches cluster %s through this registration", name)
+	if decision == EndpointChangeAccepted {
+		endpointChangesTotal.Inc()
+		log.Info("the cluster's server or certificate authority changed, as acknowledged by the annotation", "annotation", AcceptEndpointAnnotation)
+		r.recorder.Eventf(secret, nil, corev1.EventTypeWarning, ReasonEndpointChanged, "Register",
+			"Anvil now writes to cluster %s at a new server or certificate authority, as acknowledged by annotation %s", name, AcceptEndpointAnnotation)
+	}
+	r.notify(name)
+	return ctrl.Result{}, nil
 }

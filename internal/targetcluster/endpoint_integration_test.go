@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	anvilmeta "github.com/anvil/anvil/api/meta"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/kubeconfig"
 	"github.com/anvil/anvil/internal/targetcluster"
@@ -46,6 +47,20 @@ func TestIntegrationEndpointChangeNeedsTheAcknowledgement(t *testing.T) {
 	if n := len(awaitSecretEvents(ctx, t, name, targetcluster.ReasonEndpointChangeRefused)); n == 0 {
 		t.Error("no EndpointChangeRefused event on the Secret")
 	}
+	// An object that names the cluster says, in its condition, why it
+	// stopped and what acknowledges the change, and names no server. It is
+	// made while the cluster is refused, so it holds no finalizer and goes
+	// at once.
+	owner := newOwner(t, "pinned-owner", name)
+	cond := waitReady(t, owner.Name, anvilmeta.TargetClusterUnavailableReason, 30*time.Second)
+	if !strings.Contains(cond.Message, string(targetcluster.RefusedEndpointChanged)) || !strings.Contains(cond.Message, targetcluster.AcceptEndpointAnnotation) ||
+		strings.Contains(cond.Message, "https://") {
+		t.Errorf("the owner's condition %q must name the refusal and the annotation, and no server", cond.Message)
+	}
+	if err := env.Management.Client.Delete(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, env.Management.Client, owner, 30*time.Second)
 	// An acknowledgement of another endpoint (here the old one) changes
 	// nothing.
 	updateRegistration(ctx, t, onB, fingerprint(t, onA))

@@ -80,17 +80,17 @@ type Registry struct {
 	watches     []*remoteWatch
 	subscribers []*subscriber
 	// pins holds, per cluster name, the endpoint fingerprint of its last
-	// engagement. It outlives disengagement and the Secret itself, so that
-	// neither unlabelling nor re-creating a registration lets a new server
-	// in unacknowledged; it does not outlive the process.
-	pins map[string]string
+	// engagement, in a ConfigMap. It outlives disengagement, the Secret
+	// itself and the process, so that neither unlabelling, re-creating a
+	// registration nor waiting for a restart lets a new server in
+	// unacknowledged.
+	pins *pinStore
 }
 
 // engagement is one running compute cluster.
 type engagement struct {
 	name       string
 	hash       string
-	endpoint   string
 	namespaces []string
 	cluster    cluster.Cluster
 	// client writes only inside namespaces; see newScopedClient.
@@ -126,7 +126,7 @@ func New(mgr ctrl.Manager, opts Options) *Registry {
 		started:  make(chan struct{}),
 		clusters: map[string]*engagement{},
 		pending:  map[string]string{},
-		pins:     map[string]string{},
+		pins:     &pinStore{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), namespace: opts.Namespace},
 	}
 }
 
@@ -214,32 +214,7 @@ func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	if cur := r.engaged(req.Name); cur != nil && cur.hash == reg.Hash {
 		return ctrl.Result{}, nil
 	}
-	decision := r.endpointGate(log, secret, req.Name, reg)
-	if decision == EndpointChangeRefused {
-		// Only an edit of the Secret (the annotation, or the old endpoint
-		// back) can change the decision, and that triggers a new pass.
-		return ctrl.Result{}, nil
-	}
-
-	log.Info("building the cluster from its registration Secret", "namespaces", strings.Join(reg.Namespaces, ","))
-	e, err := r.engage(req.Name, reg)
-	if err != nil {
-		engagementFailuresTotal.Inc()
-		r.setPending(req.Name, "it is not connected yet ("+err.Error()+")")
-		return ctrl.Result{}, fmt.Errorf("engaging cluster %s: %w", req.Name, err)
-	}
-	r.swap(e)
-	engagementsTotal.Inc()
-	log.Info("engaged the cluster")
-	r.recorder.Eventf(secret, nil, corev1.EventTypeNormal, ReasonClusterEngaged, "Register", "Anvil reaches cluster %s through this registration", req.Name)
-	if decision == EndpointChangeAccepted {
-		endpointChangesTotal.Inc()
-		log.Info("the cluster's server or certificate authority changed, as acknowledged by the annotation", "annotation", AcceptEndpointAnnotation)
-		r.recorder.Eventf(secret, nil, corev1.EventTypeWarning, ReasonEndpointChanged, "Register",
-			"Anvil now writes to cluster %s at a new server or certificate authority, as acknowledged by annotation %s", req.Name, AcceptEndpointAnnotation)
-	}
-	r.notify(req.Name)
-	return ctrl.Result{}, nil
+	return r.engageRegistration(ctx, log, secret, req.Name, reg)
 }
 
 // engage builds, starts and syncs a cluster. On any failure it stops what it
@@ -271,7 +246,7 @@ func (r *Registry) engage(name string, reg *Registration) (_ *engagement, err er
 
 	ctx, cancel := context.WithCancel(r.rootCtx)
 	e := &engagement{
-		name: name, hash: reg.Hash, endpoint: reg.Endpoint, namespaces: reg.Namespaces, cluster: cl,
+		name: name, hash: reg.Hash, namespaces: reg.Namespaces, cluster: cl,
 		client: newScopedClient(cl.GetClient(), name, reg.Namespaces),
 		probe:  probe, probeURL: strings.TrimSuffix(cfg.Host, "/") + "/readyz", cancel: cancel,
 	}
@@ -365,7 +340,6 @@ func (r *Registry) swap(e *engagement) {
 		old.cancel()
 	}
 	r.clusters[e.name] = e
-	r.pins[e.name] = e.endpoint
 	delete(r.pending, e.name)
 	r.updateGauges()
 }

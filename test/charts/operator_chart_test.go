@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 const (
@@ -146,6 +148,22 @@ func TestOperatorChartRolesOnlyWhereTheOperatorWorks(t *testing.T) {
 	reg := convert[rbacv1.Role](t, objs.get(t, "Role", "c5c3-clusters", "anvil-operator-registrations"))
 	if got := verbsFor(reg.Rules, "", "secrets"); !slices.Equal(got, sorted([]string{"get", "list", "watch"})) {
 		t.Errorf("registration Secrets verbs %v, want read only", got)
+	}
+	// Its only write is the endpoint pins ConfigMap, limited to that name.
+	var pins []rbacv1.PolicyRule
+	for _, rule := range reg.Rules {
+		if slices.Contains(rule.Resources, "configmaps") {
+			pins = append(pins, rule)
+		}
+	}
+	if len(pins) != 1 || !slices.Equal(pins[0].ResourceNames, []string{targetcluster.EndpointPinsConfigMap}) ||
+		!slices.Equal(sorted(pins[0].Verbs), sorted([]string{"get", "create", "patch"})) {
+		t.Errorf("ConfigMap rules in the clusters namespace %+v, want get, create and patch on %s only", pins, targetcluster.EndpointPinsConfigMap)
+	}
+	for _, rule := range reg.Rules {
+		if !slices.Contains(rule.Resources, "secrets") && !slices.Contains(rule.Resources, "configmaps") && !slices.Contains(rule.Resources, "events") {
+			t.Errorf("the clusters namespace's Role grants more than registrations, pins and events: %+v", rule)
+		}
 	}
 	// The Lease is granted only next to the operator.
 	for _, ns := range []string{"openstack", "ovn", "c5c3-clusters"} {

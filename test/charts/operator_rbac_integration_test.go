@@ -13,16 +13,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/anvil/anvil/config/crd"
 	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // probeVerbs are the verbs asked about for every resource: the ordinary
@@ -243,6 +248,48 @@ func TestIntegrationOperatorChartRBACGrantsNoMoreThanTheGeneratedRole(t *testing
 		}
 	}
 	checkChartIsEnough(t, granted, watch)
+	t.Run("endpoint pins", func(t *testing.T) { checkPinsAccess(ctx, t, c, env.ClustersNamespace) })
+}
+
+// checkPinsAccess makes, as the chart's ServiceAccount, the requests the
+// registry makes on its pins ConfigMap, and a few it must not be able to
+// make. The name-less probes above cannot see a grant limited by
+// resourceNames, and only a real server-side apply shows that such a grant
+// covers the create.
+func checkPinsAccess(ctx context.Context, t *testing.T, c *testenv.Cluster, namespace string) {
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + operatorNamespace + ":" + operatorRelease,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + operatorNamespace, "system:authenticated"},
+	}
+	sa, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: targetcluster.EndpointPinsConfigMap}}
+	owner := client.FieldOwner("chart-rbac-test")
+	if err := sa.Apply(ctx, corev1ac.ConfigMap(pins.Name, namespace), owner); err != nil {
+		t.Errorf("creating the pins by server-side apply: %v", err)
+	}
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"data":{"compute-a":"0123456789abcdef"}}`))
+	if err := sa.Patch(ctx, pins, patch, owner); err != nil {
+		t.Errorf("setting a pin: %v", err)
+	}
+	if err := sa.Get(ctx, client.ObjectKeyFromObject(pins), &corev1.ConfigMap{}); err != nil {
+		t.Errorf("reading the pins: %v", err)
+	}
+	refused := map[string]error{
+		"create another ConfigMap":  sa.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "other"}}),
+		"apply another ConfigMap":   sa.Apply(ctx, corev1ac.ConfigMap("other", namespace), owner),
+		"update the pins":           sa.Update(ctx, pins),
+		"delete the pins":           sa.Delete(ctx, pins),
+		"pins in another namespace": sa.Apply(ctx, corev1ac.ConfigMap(pins.Name, "elsewhere"), owner),
+	}
+	for what, err := range refused {
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("%s as the operator: %v, want Forbidden", what, err)
+		}
+	}
 }
 
 // ask sends the probes from a few goroutines and returns those the chart's
