@@ -27,6 +27,7 @@ import (
 	"github.com/anvil/anvil/internal/controller/novacompute"
 	"github.com/anvil/anvil/internal/controller/ovncentral"
 	"github.com/anvil/anvil/internal/controller/ovnchassis"
+	"github.com/anvil/anvil/internal/operator/webhookcerts"
 	"github.com/anvil/anvil/internal/poolpolicy"
 	"github.com/anvil/anvil/internal/targetcluster"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
@@ -75,6 +76,9 @@ type Options struct {
 	WebhookCertDir string
 	// WebhookPort is the webhook server's port.
 	WebhookPort int
+	// WebhookCerts make the operator issue the webhook certificates
+	// itself; see webhookcerts_options.go.
+	WebhookCerts WebhookCertOptions
 	// ClusterProbeInterval is how often an engaged compute cluster's
 	// readiness is checked; a cluster that fails is reported unavailable
 	// within about this long.
@@ -134,6 +138,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 			return nil
 		})
 	o.bindKeystoneHostsFlag(fs)
+	o.bindWebhookCertFlags(fs)
 }
 
 // splitList reads a comma-separated flag value, dropping blanks.
@@ -179,7 +184,7 @@ func (o *Options) Validate() error {
 	if o.HealthProbeBindAddress == "" {
 		errs = append(errs, errors.New("--health-probe-bind-address must not be empty"))
 	}
-	errs = append(errs, o.validateKeystoneHosts())
+	errs = append(errs, o.validateKeystoneHosts(), o.validateWebhookCerts())
 	return errors.Join(errs...)
 }
 
@@ -248,9 +253,26 @@ func NewManager(cfg *rest.Config, o *Options) (ctrl.Manager, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(cfg, o.ManagerOptions())
+	certsConfig, err := o.webhookCertsConfig()
+	if err != nil {
+		return nil, err
+	}
+	mo := o.ManagerOptions()
+	var certs *webhookcerts.Certs
+	if certsConfig != nil {
+		if certs, err = webhookcerts.New(*certsConfig); err != nil {
+			return nil, fmt.Errorf("webhook certificates: %w", err)
+		}
+		mo.WebhookServer = certs.WrapServer(mo.WebhookServer)
+	}
+	mgr, err := ctrl.NewManager(cfg, mo)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if certs != nil {
+		if err := certs.SetupWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("setting up the webhook certificates: %w", err)
+		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding the liveness probe: %w", err)

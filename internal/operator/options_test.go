@@ -119,3 +119,52 @@ func TestCacheOptions(t *testing.T) {
 		t.Errorf("%d per-object cache rules, want the Secrets' only", len(c.ByObject))
 	}
 }
+
+func TestWebhookCertFlags(t *testing.T) {
+	parse := func(args ...string) (*Options, error) {
+		o := &Options{}
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		o.BindFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return o, o.Validate()
+	}
+	if o, err := parse(); err != nil || o.WebhookCerts.Secret != "" {
+		t.Fatalf("by default the operator issues certificates (%q) or fails: %v", o.WebhookCerts.Secret, err)
+	}
+	full := []string{"--webhook-cert-dir=/certs", "--webhook-cert-secret=anvil-system/anvil-operator-webhook-tls",
+		"--webhook-configuration=anvil-operator", "--webhook-cert-hosts=svc.anvil-system.svc, 127.0.0.1"}
+	o, err := parse(full...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := o.webhookCertsConfig()
+	if err != nil || cfg == nil {
+		t.Fatalf("config %+v, %v", cfg, err)
+	}
+	if cfg.Secret.Namespace != "anvil-system" || cfg.Secret.Name != "anvil-operator-webhook-tls" || cfg.CertDir != "/certs" ||
+		!slices.Equal(cfg.Hosts, []string{"svc.anvil-system.svc", "127.0.0.1"}) || cfg.Lifetimes.Serving >= cfg.Lifetimes.CA {
+		t.Errorf("config %+v", cfg)
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"no namespace", []string{"--webhook-cert-secret=tls"}, "--webhook-cert-secret \"tls\" is not namespace/name"},
+		{"no configuration", []string{"--webhook-configuration="}, "needs --webhook-configuration"},
+		{"no hosts", []string{"--webhook-cert-hosts="}, "needs --webhook-cert-hosts"},
+		{"no directory", []string{"--webhook-cert-dir="}, "needs --webhook-cert-dir"},
+		{"webhooks off", []string{"--enable-webhooks=false"}, "needs --enable-webhooks"},
+		{"serving outlives the CA", []string{"--webhook-cert-validity=48h", "--webhook-ca-validity=24h"}, "must be shorter than --webhook-ca-validity"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parse(append(slices.Clone(full), tt.args...)...)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error %v, want one with %q", err, tt.wantErr)
+			}
+		})
+	}
+}

@@ -1,8 +1,6 @@
 package charts_test
 
 import (
-	"crypto/x509"
-	"encoding/pem"
 	"regexp"
 	"slices"
 	"strings"
@@ -43,14 +41,14 @@ func renderOperator(t *testing.T, args ...string) rendered {
 }
 
 // operatorVariants are value sets every RBAC check runs against: the
-// defaults, every optional object on, the chart's own certificates, and
+// defaults, every optional object on, the operator's own certificates, and
 // several namespaces.
 var operatorVariants = map[string][]string{
 	"defaults": nil,
 	"everything on": {"--set", "networkPolicy.enabled=true", "--set", "serviceMonitor.enabled=true",
 		"--set", "podDisruptionBudget.enabled=true", "--set", "replicas=2",
 		"--set", "metrics.readers[0].kind=ServiceAccount,metrics.readers[0].name=prometheus,metrics.readers[0].namespace=monitoring"},
-	"helm certificates":      {"--set", "webhook.certificates.mode=helm"},
+	"operator certificates":  {"--set", "webhook.certificates.mode=operator"},
 	"three namespaces":       {"--set", "watchNamespaces={openstack,ovn,tenant-a}"},
 	"no compute clusters":    {"--set", "clustersNamespace="},
 	"no leader election":     {"--set", "leaderElection.enabled=false"},
@@ -192,7 +190,8 @@ func expand(rules []rbacv1.PolicyRule) map[string]bool {
 
 // chartRules collects the rules of the Roles and ClusterRoles bound to the
 // operator's ServiceAccount, leaving out the metrics reader, which is for
-// scrapers.
+// scrapers, and the hand-written rules limited to named objects, which
+// TestOperatorChartWebhookCertificatesFromTheOperator checks.
 func chartRules(t *testing.T, objs rendered) []rbacv1.PolicyRule {
 	t.Helper()
 	var rules []rbacv1.PolicyRule
@@ -204,20 +203,22 @@ func chartRules(t *testing.T, objs rendered) []rbacv1.PolicyRule {
 	for _, o := range objs.ofKind("Role") {
 		rules = append(rules, convert[rbacv1.Role](t, o).Rules...)
 	}
-	return rules
+	return slices.DeleteFunc(rules, func(r rbacv1.PolicyRule) bool { return len(r.ResourceNames) > 0 })
 }
 
 func TestOperatorChartRBACIsTheGeneratedRoleSplit(t *testing.T) {
 	generated := expand(generatedRole(t).Rules)
-	chart := expand(chartRules(t, renderOperator(t)))
-	for g := range chart {
-		if !generated[g] {
-			t.Errorf("the chart grants %s, which config/rbac/role.yaml does not", g)
+	for _, mode := range []string{"certManager", "operator"} {
+		chart := expand(chartRules(t, renderOperator(t, "--set", "webhook.certificates.mode="+mode)))
+		for g := range chart {
+			if !generated[g] {
+				t.Errorf("%s mode: the chart grants %s, which config/rbac/role.yaml does not", mode, g)
+			}
 		}
-	}
-	for g := range generated {
-		if !chart[g] {
-			t.Errorf("the chart drops %s of config/rbac/role.yaml; the operator would be refused", g)
+		for g := range generated {
+			if !chart[g] {
+				t.Errorf("%s mode: the chart drops %s of config/rbac/role.yaml; the operator would be refused", mode, g)
+			}
 		}
 	}
 }
@@ -255,6 +256,10 @@ func TestOperatorChartSchemaRejectsBadValues(t *testing.T) {
 		{"zero replicas", []string{"--set", "replicas=0"}, "at '/replicas': minimum"},
 		{"replicas not a number", []string{"--set", "replicas=two"}, "/replicas"},
 		{"unknown certificate mode", []string{"--set", "webhook.certificates.mode=vault"}, "at '/webhook/certificates/mode': value must be one of"},
+		{"the removed helm mode", []string{"--set", "webhook.certificates.mode=helm"}, "at '/webhook/certificates/mode': value must be one of"},
+		{"CA validity not a duration", []string{"--set", "webhook.certificates.operator.caValidity=2y"}, "/webhook/certificates/operator/caValidity"},
+		{"empty serving validity", []string{"--set", "webhook.certificates.operator.certValidity="}, "/webhook/certificates/operator/certValidity"},
+		{"extra host with a comma", []string{"--set", "webhook.certificates.operator.extraHosts={a\\,b}"}, "/webhook/certificates/operator/extraHosts/0"},
 		{"port out of range", []string{"--set", "metrics.port=70000"}, "at '/metrics/port': maximum"},
 		{"leader election not a boolean", []string{"--set", "leaderElection.enabled=yes"}, "/leaderElection/enabled"},
 		{"unknown log level", []string{"--set", "logLevel=trace"}, "at '/logLevel': value must be one of"},
@@ -393,41 +398,6 @@ func TestOperatorChartWebhookCertificatesFromCertManager(t *testing.T) {
 	checkMountsSecret(t, objs, secretName)
 	if len(objs.ofKind("Secret")) != 0 {
 		t.Errorf("the chart renders a Secret although cert-manager writes it")
-	}
-}
-
-func TestOperatorChartWebhookCertificatesFromTheChart(t *testing.T) {
-	objs := renderOperator(t, "--set", "webhook.certificates.mode=helm")
-	vwc := webhookConfig(t, objs)
-	checkWebhooksReachTheService(t, vwc, objs)
-	if len(objs.ofKind("Certificate"))+len(objs.ofKind("Issuer")) != 0 {
-		t.Error("cert-manager objects rendered in helm mode")
-	}
-	if _, ok := vwc.Annotations["cert-manager.io/inject-ca-from"]; ok {
-		t.Error("inject-ca-from set in helm mode")
-	}
-	secret := convert[corev1.Secret](t, objs.get(t, "Secret", operatorNamespace, "anvil-operator-webhook-tls"))
-	checkMountsSecret(t, objs, secret.Name)
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(secret.Data["ca.crt"]) {
-		t.Fatal("ca.crt holds no certificate")
-	}
-	for _, w := range vwc.Webhooks {
-		if string(w.ClientConfig.CABundle) != string(secret.Data["ca.crt"]) {
-			t.Errorf("webhook %s trusts another CA than the one that signed the serving certificate", w.Name)
-		}
-	}
-	block, _ := pem.Decode(secret.Data["tls.crt"])
-	if block == nil {
-		t.Fatal("tls.crt holds no PEM")
-	}
-	leaf, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := "anvil-operator-webhook." + operatorNamespace + ".svc"
-	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: name}); err != nil {
-		t.Errorf("the serving certificate does not verify for %s: %v", name, err)
 	}
 }
 

@@ -57,9 +57,25 @@ helm.sh/chart: {{ include "anvil-operator.chart" . }}
 {{- printf "%s-webhook" (include "anvil-operator.fullname" .) }}
 {{- end }}
 
-{{/* The Secret that holds the webhook's tls.crt, tls.key and ca.crt. */}}
+{{/*
+The Secret that holds the webhook's tls.crt, tls.key and CA: cert-manager's
+in certManager mode, the operator's in operator mode.
+*/}}
 {{- define "anvil-operator.webhookSecretName" -}}
 {{- printf "%s-webhook-tls" (include "anvil-operator.fullname" .) }}
+{{- end }}
+
+{{/*
+The names the webhook's serving certificate is issued for: the Service's,
+which the apiserver dials, and any extra ones of operator mode.
+*/}}
+{{- define "anvil-operator.webhookHosts" -}}
+{{- $service := include "anvil-operator.webhookServiceName" . }}
+{{- $hosts := list (printf "%s.%s.svc" $service .Release.Namespace) (printf "%s.%s.svc.cluster.local" $service .Release.Namespace) }}
+{{- if eq .Values.webhook.certificates.mode "operator" }}
+{{- $hosts = concat $hosts .Values.webhook.certificates.operator.extraHosts }}
+{{- end }}
+{{- join "," $hosts }}
 {{- end }}
 
 {{/* The cert-manager Certificate of the webhook. */}}

@@ -74,9 +74,11 @@ func chartValues(op *operatorState, binarySHA256 string, keystoneHosts []string)
 		"metrics":           map[string]any{"port": op.metricsPort()},
 		"webhook": map[string]any{
 			"port": op.WebhookPort,
-			// The devstack replaces the generated certificate with its own,
-			// issued for the loopback address the apiserver dials.
-			"certificates": map[string]any{"mode": "helm"},
+			// cert-manager mode mounts the Secret the Certificate names;
+			// adaptChartObjects writes that Secret with the devstack's own
+			// certificate, issued for the loopback address the apiserver
+			// dials, in place of the Certificate.
+			"certificates": map[string]any{"mode": "certManager"},
 		},
 		"nodeSelector":   map[string]string{corev1.LabelHostname: NodeName(ManagementCluster, 1)},
 		"podAnnotations": map[string]string{operatorBinaryAnnotation: binarySHA256},
@@ -134,30 +136,38 @@ func decodeManifests(raw []byte) ([]*unstructured.Unstructured, error) {
 // adaptChartObjects returns what the devstack applies of the rendered
 // chart: everything but the webhook configuration, which installWebhooks
 // registers once the operator answers, pointed at its loopback port (the
-// kwok apiserver has no route to a Service). The webhook Secret gets the
-// devstack's serving certificate in place of the one helm generated.
+// kwok apiserver has no route to a Service). The chart's Certificate, whose
+// names are the Service's, becomes the Secret it names, carrying the
+// devstack's serving certificate; its self-signed Issuer is not needed.
 func adaptChartObjects(objs []*unstructured.Unstructured, crt, key, ca []byte) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	secrets := 0
+	certificates := 0
 	for _, obj := range objs {
 		switch obj.GetKind() {
-		case "ValidatingWebhookConfiguration":
+		case "ValidatingWebhookConfiguration", "Issuer":
 			continue
-		case "Secret":
-			secrets++
+		case "Certificate":
+			certificates++
+			secretName, _, err := unstructured.NestedString(obj.Object, "spec", "secretName")
+			if err != nil || secretName == "" {
+				return nil, fmt.Errorf("the chart's Certificate %s names no Secret", obj.GetName())
+			}
 			data := map[string]any{}
 			for k, v := range map[string][]byte{corev1.TLSCertKey: crt, corev1.TLSPrivateKeyKey: key, "ca.crt": ca} {
 				data[k] = encodeBase64(v)
 			}
-			obj = obj.DeepCopy()
-			if err := unstructured.SetNestedMap(obj.Object, data, "data"); err != nil {
-				return nil, err
-			}
+			secret := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "v1", "kind": "Secret", "type": string(corev1.SecretTypeTLS), "data": data,
+			}}
+			secret.SetName(secretName)
+			secret.SetNamespace(obj.GetNamespace())
+			secret.SetLabels(obj.GetLabels())
+			obj = secret
 		}
 		out = append(out, obj)
 	}
-	if secrets != 1 {
-		return nil, fmt.Errorf("the chart rendered %d Secrets, want the webhook's one", secrets)
+	if certificates != 1 {
+		return nil, fmt.Errorf("the chart rendered %d Certificates, want the webhook's one", certificates)
 	}
 	return out, nil
 }

@@ -38,15 +38,19 @@ func TestChartForTheDevstack(t *testing.T) {
 		t.Fatal(err)
 	}
 	var kinds []string
+	var secretName, mounted string
 	for _, o := range adapted {
 		kinds = append(kinds, o.GetKind())
 		switch o.GetKind() {
 		case "ValidatingWebhookConfiguration":
 			t.Error("the chart's webhook configuration is applied; the kwok apiserver cannot reach its Service")
+		case "Certificate", "Issuer":
+			t.Errorf("the chart's %s is applied; the devstack's certificate names the loopback address", o.GetKind())
 		case "Secret":
+			secretName = o.GetName()
 			data := o.Object["data"].(map[string]any)
 			if data["tls.crt"] != base64.StdEncoding.EncodeToString([]byte("CRT")) || data["tls.key"] != base64.StdEncoding.EncodeToString([]byte("KEY")) {
-				t.Errorf("the webhook Secret keeps helm's certificate: %v", data)
+				t.Errorf("the webhook Secret lacks the devstack's certificate: %v", data)
 			}
 		case "Deployment":
 			d := &appsv1.Deployment{}
@@ -54,6 +58,11 @@ func TestChartForTheDevstack(t *testing.T) {
 				t.Fatal(err)
 			}
 			pod := d.Spec.Template
+			for _, v := range pod.Spec.Volumes {
+				if v.Secret != nil {
+					mounted = v.Secret.SecretName
+				}
+			}
 			args := strings.Join(pod.Spec.Containers[0].Args, " ")
 			for _, want := range []string{"--health-probe-bind-address=:40001", "--metrics-bind-address=$(POD_IP):40002", "--webhook-port=40003",
 				"--watch-namespaces=" + testenv.WorkloadNamespace, "--clusters-namespace=" + clustersNamespace, "--allowed-keystone-hosts=127.0.0.1:5000"} {
@@ -69,6 +78,9 @@ func TestChartForTheDevstack(t *testing.T) {
 			}
 		}
 	}
+	if secretName == "" || secretName != mounted {
+		t.Errorf("the devstack writes Secret %q, the operator mounts %q", secretName, mounted)
+	}
 	for _, want := range []string{"ServiceAccount", "ClusterRole", "Role", "RoleBinding", "Deployment", "Service", "Secret"} {
 		if !slices.Contains(kinds, want) {
 			t.Errorf("no %s among %v", want, kinds)
@@ -81,6 +93,9 @@ func TestChartForTheDevstack(t *testing.T) {
 	want, err := devstackWebhookConfigs(cfgs, op.WebhookPort, []byte("CA"), nil)
 	if err != nil || len(want) != 1 {
 		t.Fatalf("devstackWebhookConfigs = %d configurations, %v", len(want), err)
+	}
+	if _, ok := want[0].Annotations["cert-manager.io/inject-ca-from"]; ok {
+		t.Error("the devstack's webhook configuration asks cert-manager to inject the chart's CA")
 	}
 	for _, w := range want[0].Webhooks {
 		if w.ClientConfig.URL == nil || !strings.HasPrefix(*w.ClientConfig.URL, "https://127.0.0.1:40003/") || !bytes.Equal(w.ClientConfig.CABundle, []byte("CA")) {

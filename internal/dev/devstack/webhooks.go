@@ -86,6 +86,9 @@ func devstackWebhookConfigs(generated []*admissionregistrationv1.ValidatingWebho
 			cfg.Labels = map[string]string{}
 		}
 		cfg.Labels[managedByLabel] = managedByValue
+		// The devstack's CA, not the chart's Certificate, signs what the
+		// operator serves here: cert-manager must not inject another.
+		delete(cfg.Annotations, "cert-manager.io/inject-ca-from")
 		cfg.Webhooks = nil
 		for _, w := range gen.Webhooks {
 			path, err := webhookPath(w)
