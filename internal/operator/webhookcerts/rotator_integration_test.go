@@ -1,48 +1,84 @@
-package webhookcerts
+package webhookcerts_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/operator/webhookcerts"
 )
 
-// rotatorFixture is a Rotator on a fake client holding a webhook
-// configuration of two webhooks.
+var env *testenv.Environment
+
+// t0 is when the fixture's first pass runs.
+var t0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// TestMain starts a real apiserver for the Rotator to write to.
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Run(m, testenv.Options{}, &env))
+}
+
+// rotatorFixture is a Rotator on a real apiserver, with a webhook
+// configuration of two webhooks that match nothing, so that no request is
+// ever sent to them.
 type rotatorFixture struct {
 	t   *testing.T
 	c   client.Client
-	r   *Rotator
-	cfg Config
+	r   *webhookcerts.Rotator
+	cfg webhookcerts.Config
 }
 
 func newRotatorFixture(t *testing.T) *rotatorFixture {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+	c := testenv.Require(t, env).Management.Client
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	name := "rotator-" + hex.EncodeToString(suffix)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := c.Create(t.Context(), ns); err != nil {
 		t.Fatal(err)
 	}
-	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "anvil"},
-		Webhooks:   []admissionregistrationv1.ValidatingWebhook{{Name: "a.anvil.test"}, {Name: "b.anvil.test"}},
+	none := admissionregistrationv1.SideEffectClassNone
+	hook := func(n string) admissionregistrationv1.ValidatingWebhook {
+		url := "https://127.0.0.1:1/" + n
+		return admissionregistrationv1.ValidatingWebhook{
+			Name: n, ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url},
+			SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{"example.invalid"}, APIVersions: []string{"v1"}, Resources: []string{"nothing"}},
+			}},
+		}
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(vwc).Build()
-	cfg := Config{Secret: types.NamespacedName{Namespace: "ns", Name: "tls"}, WebhookConfiguration: "anvil",
-		Hosts: []string{"svc.ns.svc"}, Lifetimes: Lifetimes{CA: 600 * time.Hour, Serving: 90 * time.Hour}}
-	return &rotatorFixture{t: t, c: c, r: NewRotator(cfg, c, c, ctrl.Log), cfg: cfg}
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Webhooks:   []admissionregistrationv1.ValidatingWebhook{hook("a.anvil.test"), hook("b.anvil.test")},
+	}
+	if err := c.Create(t.Context(), vwc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), vwc)
+		_ = c.Delete(context.Background(), ns)
+	})
+	cfg := webhookcerts.Config{Secret: types.NamespacedName{Namespace: name, Name: "tls"}, WebhookConfiguration: name,
+		Hosts: []string{"svc.ns.svc"}, Lifetimes: webhookcerts.Lifetimes{CA: 600 * time.Hour, Serving: 90 * time.Hour}}
+	return &rotatorFixture{t: t, c: c, r: webhookcerts.NewRotator(cfg, c, c, ctrl.Log), cfg: cfg}
 }
 
 // pass runs one pass at now and returns what it wrote.
-func (f *rotatorFixture) pass(now time.Time) Result {
+func (f *rotatorFixture) pass(now time.Time) webhookcerts.Result {
 	f.t.Helper()
 	res, err := f.r.Pass(context.Background(), now)
 	if err != nil {
@@ -52,20 +88,20 @@ func (f *rotatorFixture) pass(now time.Time) Result {
 }
 
 // state reads the Secret back.
-func (f *rotatorFixture) state() State {
+func (f *rotatorFixture) state() webhookcerts.State {
 	f.t.Helper()
 	s := &corev1.Secret{}
 	if err := f.c.Get(context.Background(), f.cfg.Secret, s); err != nil {
 		f.t.Fatal(err)
 	}
-	return stateFromData(s.Data)
+	return webhookcerts.StateFromData(s.Data)
 }
 
 // bundles returns each webhook's caBundle.
 func (f *rotatorFixture) bundles() [][]byte {
 	f.t.Helper()
 	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	if err := f.c.Get(context.Background(), client.ObjectKey{Name: "anvil"}, vwc); err != nil {
+	if err := f.c.Get(context.Background(), client.ObjectKey{Name: f.cfg.WebhookConfiguration}, vwc); err != nil {
 		f.t.Fatal(err)
 	}
 	var out [][]byte
@@ -75,17 +111,17 @@ func (f *rotatorFixture) bundles() [][]byte {
 	return out
 }
 
-// The Rotator creates the Secret and the caBundles, writes nothing when
-// nothing is due, trusts a successor CA before it signs, and puts back a
-// caBundle someone reset before it promotes.
-func TestRotatorPasses(t *testing.T) {
+// On a real apiserver, the Rotator creates the Secret and the caBundles,
+// writes nothing when nothing is due, trusts a successor CA before it
+// signs, and puts back a caBundle someone reset before it promotes.
+func TestIntegrationRotatorPasses(t *testing.T) {
 	f := newRotatorFixture(t)
 	if res := f.pass(t0); !res.SecretWritten || !res.WebhooksPatched {
 		t.Fatalf("first pass %+v, want the Secret and the webhooks written", res)
 	}
 	first := f.state()
 	for i, b := range f.bundles() {
-		if !BundleHolds(b, first.CA.Cert) {
+		if !webhookcerts.BundleHolds(b, first.CA.Cert) {
 			t.Errorf("webhook %d does not trust the CA", i)
 		}
 	}
@@ -94,7 +130,7 @@ func TestRotatorPasses(t *testing.T) {
 	}
 
 	// The successor is made and trusted; the old CA still signs.
-	if res := f.pass(RotateAt(first.CA.Cert)); !res.SecretWritten || !res.WebhooksPatched {
+	if res := f.pass(webhookcerts.RotateAt(first.CA.Cert)); !res.SecretWritten || !res.WebhooksPatched {
 		t.Fatalf("rotation pass %+v", res)
 	}
 	rotating := f.state()
@@ -108,7 +144,7 @@ func TestRotatorPasses(t *testing.T) {
 	// An upgrade resets the caBundles: the next pass writes them back and
 	// does not promote; the one after promotes.
 	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	if err := f.c.Get(context.Background(), client.ObjectKey{Name: "anvil"}, vwc); err != nil {
+	if err := f.c.Get(context.Background(), client.ObjectKey{Name: f.cfg.WebhookConfiguration}, vwc); err != nil {
 		t.Fatal(err)
 	}
 	for i := range vwc.Webhooks {
@@ -117,7 +153,7 @@ func TestRotatorPasses(t *testing.T) {
 	if err := f.c.Update(context.Background(), vwc); err != nil {
 		t.Fatal(err)
 	}
-	promoteAt := PromoteAt(first.CA.Cert)
+	promoteAt := webhookcerts.PromoteAt(first.CA.Cert)
 	if res := f.pass(promoteAt); !res.WebhooksPatched || !f.state().CA.Cert.Equal(first.CA.Cert) {
 		t.Fatalf("pass after a reset %+v, want the caBundles written back and no promotion", res)
 	}
@@ -132,7 +168,7 @@ func TestRotatorPasses(t *testing.T) {
 		t.Fatal("the serving certificate was not reissued by the new CA")
 	}
 	for i, b := range f.bundles() {
-		if !BundleHolds(b, first.CA.Cert) || !BundleHolds(b, promoted.CA.Cert) {
+		if !webhookcerts.BundleHolds(b, first.CA.Cert) || !webhookcerts.BundleHolds(b, promoted.CA.Cert) {
 			t.Errorf("webhook %d does not trust both CAs until the old one expires", i)
 		}
 	}
