@@ -31,10 +31,6 @@ var (
 	cloud *openstacktest.Cloud
 	logs  = &testenv.LogBuffer{}
 	once  sync.Once
-	// front stands before the local Keystone and the services of its
-	// catalog; the operator admits it as a Keystone host, so a test can
-	// make the cloud refuse a pool's token.
-	front *openstacktest.Front
 	// run makes node, zone and trait names unique per run, so that a run
 	// never meets an earlier run's Nova hosts or aggregates.
 	run = fmt.Sprintf("%05d", time.Now().Unix()%100000)
@@ -106,10 +102,6 @@ func startStack(t *testing.T) *testenv.Environment {
 			{Name: nodeC, Labels: map[string]string{corev1.LabelTopologyZone: zone3}},
 		})
 
-		front, err = openstacktest.StartFront(cloud.Endpoints[localcloud.KeystoneURL], nil, frontMarker)
-		if err != nil {
-			t.Fatal(err)
-		}
 		mgr, err := e.NewManager(logs)
 		if err != nil {
 			t.Fatal(err)
@@ -118,9 +110,8 @@ func startStack(t *testing.T) *testenv.Environment {
 			ClustersNamespace: e.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second, PoolResync: poolResync,
 			// A Nova without a ControlPlane (the dollar test's) names the
 			// local Keystone, which an operator must then allow by host and
-			// port, and the reauthentication test's Nova names the Front;
-			// any other port on 127.0.0.1 stays refused.
-			AllowedKeystoneHosts: append(localKeystoneHosts(t), front.Host()),
+			// port; any other port on 127.0.0.1 stays refused.
+			AllowedKeystoneHosts: localKeystoneHosts(t),
 		})
 		if err != nil {
 			t.Fatal(err)

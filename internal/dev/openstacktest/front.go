@@ -113,13 +113,6 @@ func (f *Front) Log() []string {
 	return slices.Clone(f.seen)
 }
 
-// Heal lets every call through again.
-func (f *Front) Heal() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.expired = false
-}
-
 func (f *Front) isExpired() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
