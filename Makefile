@@ -100,15 +100,18 @@ test-e2e: tools ## End-to-end: the devstack, and the guide "Connect a compute cl
 # The survival suite of test/chaos at full length: 50 kills of the
 # operator process during pool churn and rotations, and the dead-cluster
 # isolation measured over 25 samples a phase. `make test` runs the same
-# tests shorter (3 kills, 18 samples) in test-integration. CHAOS_SEED
+# tests shorter (3 kills, 18 samples) in test-integration, where other
+# packages share the cores, so only there the isolation bound is 2.0
+# rather than the target 1.2. CHAOS_SEED
 # replays the actions and kill delays of a run whose log printed it.
 CHAOS_KILLS ?= 50
 CHAOS_SAMPLES ?= 25
+CHAOS_MAX_RATIO ?= 1.2
 CHAOS_SEED ?=
 
 .PHONY: test-chaos
 test-chaos: tools deps ## The survival suite: 50 kill -9 of the operator amid churn, and a dead compute cluster (CHAOS_SEED=n replays a run).
-	ANVIL_CHAOS_KILLS=$(CHAOS_KILLS) ANVIL_CHAOS_SAMPLES=$(CHAOS_SAMPLES) ANVIL_CHAOS_SEED=$(CHAOS_SEED) \
+	ANVIL_CHAOS_KILLS=$(CHAOS_KILLS) ANVIL_CHAOS_SAMPLES=$(CHAOS_SAMPLES) ANVIL_CHAOS_MAX_RATIO=$(CHAOS_MAX_RATIO) ANVIL_CHAOS_SEED=$(CHAOS_SEED) \
 		go test -count=1 -p 1 -timeout 120m -v -run 'IntegrationChaos' ./test/chaos/
 
 .PHONY: fuzz

@@ -190,6 +190,20 @@ func envInt(t *testing.T, name string, def int) int {
 	return n
 }
 
+// envRatio reads a ratio of at least 1 from the environment, or def.
+func envRatio(t *testing.T, name string, def float64) float64 {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	r, err := strconv.ParseFloat(v, 64)
+	if err != nil || r < 1 {
+		t.Fatalf("%s=%q is not a number of at least 1", name, v)
+	}
+	return r
+}
+
 // logDurations prints the median and maximum of a series.
 func logDurations(t *testing.T, what string, d []time.Duration) {
 	t.Helper()
