@@ -54,7 +54,7 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 		if err != nil {
 			return flow.Continue, err
 		}
-		discovery.State, discovery.Err = r.runDiscovery(ctx, p, newest)
+		discovery = r.runDiscovery(ctx, p, newest)
 	}
 	report := DecideServicesReady(results, discovery)
 	setCondition(p.pool, novav1alpha1.ServicesReadyCondition, report.Status, report.Reason, report.Message)
@@ -258,10 +258,10 @@ func (x *servicesRun) newestUnmappedStart(ctx context.Context, results []Service
 // state: it creates an absent Job, leaves a running one, and replaces a
 // finished one 30 s after it ended, warning when it failed, or at once
 // when it started before the newest unmapped host's nova-compute did.
-func (r *Reconciler) runDiscovery(ctx context.Context, p *pass, newestStart time.Time) (string, error) {
+func (r *Reconciler) runDiscovery(ctx context.Context, p *pass, newestStart time.Time) Discovery {
 	nova := p.nova
 	if nova.Status.ManageConfigSecretRef == nil {
-		return "", fmt.Errorf("host discovery needs the Nova's apiDatabase and database; Nova %s declares none, so hosts are mapped only by the scheduler's periodic discovery", nova.Name)
+		return Discovery{Err: fmt.Errorf("host discovery needs the Nova's apiDatabase and database; Nova %s declares none, so hosts are mapped only by the scheduler's periodic discovery", nova.Name)}
 	}
 	job := BuildDiscoverJob(nova, nova.Status.ManageConfigSecretRef.Name)
 	live := &batchv1.Job{}
@@ -270,33 +270,38 @@ func (r *Reconciler) runDiscovery(ctx context.Context, p *pass, newestStart time
 	case apierrors.IsNotFound(err):
 		// A Job runs once; it is created, never updated.
 		if err := p.novaCluster.Apply(ctx, r.Scheme, nova, job, targetcluster.CreateOnly); err != nil {
-			return "", fmt.Errorf("creating Job %s: %w", job.Name, err)
+			return Discovery{Err: fmt.Errorf("creating Job %s: %w", job.Name, err)}
 		}
 		r.event(p.pool, nil, false, novav1alpha1.HostDiscoveryStartedEvent, "Discover", "Started Job %s/%s to map new hosts into their cell", job.Namespace, job.Name)
-		return "Job " + job.Name + " started", nil
+		return Discovery{State: "Job " + job.Name + " started"}
 	case err != nil:
-		return "", fmt.Errorf("reading Job %s: %w", job.Name, err)
+		return Discovery{Err: fmt.Errorf("reading Job %s: %w", job.Name, err)}
 	case !targetcluster.Controls(nova, live, r.Scheme):
-		return "", fmt.Errorf("a Job %s/%s exists that is not the Nova's; rename or delete it", live.Namespace, live.Name)
+		return Discovery{Err: fmt.Errorf("a Job %s/%s exists that is not the Nova's; rename or delete it", live.Namespace, live.Name)}
+	case !live.DeletionTimestamp.IsZero():
+		// A Job still on its way out is neither deleted nor reported
+		// again. It is looked at on the usual pace, not every second, so
+		// one held by a finalizer costs no more than a running one.
+		return Discovery{State: "Job " + live.Name + " being deleted"}
 	}
 	done, failed, at := jobFinished(live)
 	if !done {
-		return "Job " + live.Name + " running", nil
+		return Discovery{State: "Job " + live.Name + " running"}
 	}
 	result := "succeeded"
 	if failed {
 		result = "failed"
 	}
 	if !JobPredates(live, newestStart) && r.now().Sub(at.Time) < discoveryKeep*time.Second {
-		return "Job " + live.Name + " " + result, nil
+		return Discovery{State: "Job " + live.Name + " " + result}
 	}
 	if failed {
 		r.event(p.pool, nil, true, novav1alpha1.HostDiscoveryFailedEvent, "Discover", "Job %s/%s failed; the next pass starts it again", live.Namespace, live.Name)
 	}
 	if _, err := p.novaCluster.Delete(ctx, r.Scheme, nova, live); err != nil {
-		return "", fmt.Errorf("deleting the finished Job %s: %w", live.Name, err)
+		return Discovery{Err: fmt.Errorf("deleting the finished Job %s: %w", live.Name, err)}
 	}
-	return "Job " + live.Name + " " + result + ", starting again", nil
+	return Discovery{State: "Job " + live.Name + " " + result + ", starting again", Replaced: true}
 }
 
 // countPhase counts the entries in a phase.

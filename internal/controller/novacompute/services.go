@@ -222,7 +222,17 @@ type ServiceResult struct {
 type Discovery struct {
 	State string
 	Err   error
+	// Replaced is true when the pass deleted a finished Job so that a new
+	// one can start; the pass that creates it is asked for at once.
+	Replaced bool
 }
+
+// discoveryRestartRequeue is how soon the pass after a Job's deletion
+// comes. The deleting pass cannot create the new Job itself: its cached
+// read may still hold the old one, which a create-only apply would take
+// for the new. Nothing else wakes the pool, since it watches no Job, and
+// each node still unmapped waits for that pass.
+const discoveryRestartRequeue = time.Second
 
 // ServicesReport is the ServicesReady condition of a pass and the requeue
 // the pass asks for.
@@ -243,7 +253,8 @@ type ServicesReport struct {
 //     in 10 s.
 //  2. ComputeAPIError when a call for some node failed. Discovery still
 //     runs first, so a failing node never holds another's mapping back.
-//  3. WaitingForHostMapping names the unmapped hosts and the Job's state.
+//  3. WaitingForHostMapping names the unmapped hosts and the Job's state;
+//     when the pass deleted a finished Job, the next pass comes in 1 s.
 //  4. WaitingForServices names the nodes without a service.
 //  5. ServicesDown names the Active nodes whose service is down.
 //  6. Draining (True) lists the draining nodes with their server counts.
@@ -281,8 +292,12 @@ func DecideServicesReady(results []ServiceResult, discovery Discovery) ServicesR
 	case len(failed) > 0:
 		return notReady(novav1alpha1.ComputeAPIErrorReason, joinSorted(failed, "; "))
 	case len(unmapped) > 0:
-		return notReady(novav1alpha1.WaitingForHostMappingReason, fmt.Sprintf("hosts not mapped into a cell yet: %s; host discovery: %s",
+		r := notReady(novav1alpha1.WaitingForHostMappingReason, fmt.Sprintf("hosts not mapped into a cell yet: %s; host discovery: %s",
 			joinSorted(unmapped, ", "), discovery.State))
+		if discovery.Replaced {
+			r.Outcome = flow.Merge(r.Outcome, flow.Requeue(discoveryRestartRequeue))
+		}
+		return r
 	case len(noService) > 0:
 		return notReady(novav1alpha1.WaitingForServicesReason, "no nova-compute service registered yet for: "+joinSorted(noService, ", "))
 	case len(down) > 0:

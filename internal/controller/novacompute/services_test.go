@@ -245,6 +245,7 @@ func TestDecideServicesReady(t *testing.T) {
 	releasing := res("r1", novav1alpha1.NodeReleasing, BucketNone, shortRequeue)
 	conflict := res("c1", novav1alpha1.NodeConflict, BucketNone, 0)
 	jobRunning := Discovery{State: "Job nova-discover-hosts running"}
+	jobReplaced := Discovery{State: "Job nova-discover-hosts succeeded, starting again", Replaced: true}
 	noJob := Discovery{Err: errors.New("host discovery needs the Nova's apiDatabase")}
 
 	tests := []struct {
@@ -275,6 +276,11 @@ func TestDecideServicesReady(t *testing.T) {
 		{name: "unmapped wins over no service, with the Job's state", results: []ServiceResult{noService("b"), unmapped("c"), unmapped("a")}, discovery: jobRunning,
 			status: metav1.ConditionFalse, reason: novav1alpha1.WaitingForHostMappingReason,
 			message: "hosts not mapped into a cell yet: a, c; host discovery: Job nova-discover-hosts running", requeue: 10 * time.Second},
+		{name: "a replaced Job asks for the pass that starts the next at once", results: []ServiceResult{unmapped("a"), noService("b")}, discovery: jobReplaced,
+			status: metav1.ConditionFalse, reason: novav1alpha1.WaitingForHostMappingReason,
+			message: "hosts not mapped into a cell yet: a; host discovery: Job nova-discover-hosts succeeded, starting again", requeue: time.Second},
+		{name: "a replaced Job is not read once every host is mapped", results: []ServiceResult{activeUp("a")}, discovery: jobReplaced,
+			status: metav1.ConditionTrue, reason: novav1alpha1.ServicesUpReason, message: "1 service(s) up and mapped"},
 		{name: "discovery that cannot run", results: []ServiceResult{unmapped("a"), activeUp("b")}, discovery: noJob,
 			status: metav1.ConditionFalse, reason: novav1alpha1.HostDiscoveryErrorReason, message: noJob.Err.Error(), requeue: 10 * time.Second},
 		{name: "a discovery error without an unmapped host is not read", results: []ServiceResult{activeUp("b")}, discovery: noJob,
