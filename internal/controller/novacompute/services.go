@@ -223,7 +223,8 @@ type Discovery struct {
 	State string
 	Err   error
 	// Replaced is true when the pass deleted a finished Job so that a new
-	// one can start; the pass that creates it is asked for at once.
+	// one can start; the pass that creates it comes after
+	// discoveryRestartRequeue rather than the usual wait.
 	Replaced bool
 }
 
