@@ -47,6 +47,11 @@ func (c *Children) Apply(ctx context.Context, scheme *runtime.Scheme, owner, obj
 	if err != nil {
 		return err
 	}
+	if o.changeFromCache && !o.createOnly {
+		if done, err := c.applyChangeFromCache(ctx, scheme, owner, obj, gvk); done || err != nil {
+			return err
+		}
+	}
 	live, ok := obj.DeepCopyObject().(client.Object)
 	if !ok {
 		return fmt.Errorf("%T is not a client.Object", obj)
@@ -76,6 +81,11 @@ func (c *Children) Apply(ctx context.Context, scheme *runtime.Scheme, owner, obj
 		return err
 	}
 	desired["apiVersion"], desired["kind"] = gvk.GroupVersion().String(), gvk.Kind
+	if o.changeFromCache {
+		if err := annotateAppliedHash(desired); err != nil {
+			return err
+		}
+	}
 	if live != nil {
 		settled, err := settledObject(desired, live)
 		if err != nil {
@@ -95,10 +105,18 @@ func (c *Children) Apply(ctx context.Context, scheme *runtime.Scheme, owner, obj
 // ApplyOption changes how Apply writes.
 type ApplyOption func(*applyOptions)
 
-type applyOptions struct{ createOnly bool }
+type applyOptions struct{ createOnly, changeFromCache bool }
 
 // CreateOnly makes Apply create an absent child and leave an existing one.
 func CreateOnly(o *applyOptions) { o.createOnly = true }
+
+// ChangeFromCache lets Apply send a change to a child without reading it
+// first, when the children's Client caches the child's kind (metadata
+// only is enough) and the cached child is owner's and was applied with
+// other content; see applyChangeFromCache. Use it only for kinds the
+// cluster's cache already watches: a read of any other kind would start
+// an informer.
+func ChangeFromCache(o *applyOptions) { o.changeFromCache = true }
 
 // copyObject overwrites dst with src, two objects of one type.
 func copyObject(src, dst client.Object) error {

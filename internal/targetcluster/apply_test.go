@@ -154,3 +154,46 @@ func TestChildrenStayInTheRegistrationsNamespaces(t *testing.T) {
 		t.Error("a cluster-wide registration, or a listed namespace, is refused")
 	}
 }
+
+func TestAppliedHash(t *testing.T) {
+	config := func(data string, annotations map[string]any) map[string]any {
+		meta := map[string]any{"name": "m", "namespace": "ns"}
+		if annotations != nil {
+			meta["annotations"] = annotations
+		}
+		return map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": meta, "data": map[string]any{"k": data}}
+	}
+	hash := func(c map[string]any) string {
+		h, err := appliedHash(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	base := hash(config("a", nil))
+	cases := []struct {
+		name   string
+		config map[string]any
+		same   bool
+	}{
+		{"the same configuration", config("a", nil), true},
+		{"its own annotation is left out", config("a", map[string]any{AppliedHashAnnotation: "old"}), true},
+		{"other data", config("b", nil), false},
+		{"another annotation", config("a", map[string]any{"note": "x"}), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := hash(tc.config) == base; got != tc.same {
+				t.Errorf("equal hashes = %v, want %v", got, tc.same)
+			}
+		})
+	}
+	// annotateAppliedHash records the hash of what it was given.
+	c := config("a", nil)
+	if err := annotateAppliedHash(c); err != nil {
+		t.Fatal(err)
+	}
+	if got := c["metadata"].(map[string]any)["annotations"].(map[string]any)[AppliedHashAnnotation]; got != base {
+		t.Errorf("annotation %v, want %s", got, base)
+	}
+}
