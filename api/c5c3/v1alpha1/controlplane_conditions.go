@@ -85,8 +85,10 @@ const (
 	// WaitingForNovaReason: the child Nova is not Ready for the applied
 	// generation yet.
 	WaitingForNovaReason = "WaitingForNova"
-	// WaitingForComputeConfigReason: the contract the mirror copies is not
-	// published yet; the message names it.
+	// WaitingForComputeConfigReason: the contract the mirrors carry cannot
+	// be rendered from the Nova's inputs yet, or the in-cluster contract
+	// the metadata agents' copy comes from is not published yet; the
+	// message names the input or the Secret.
 	WaitingForComputeConfigReason = "WaitingForComputeConfig"
 	// NovaComputeConfigErrorReason: a mirror could not be written, for
 	// example because a Secret of its name on a compute cluster is not the

@@ -111,6 +111,9 @@ type pass struct {
 	// catalogHeld is set when this pass left a compute service of this
 	// ControlPlane in the catalog, which the accounts finalizer guards.
 	catalogHeld bool
+	// namespace is the read of the namespace's opt-in, started with the
+	// pass; nil when the pass judges no pools.
+	namespace *namespaceRead
 }
 
 // steps are the pass's steps in order, each with the condition it owns.
@@ -160,7 +163,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		steps = r.teardownSteps()
 	}
 	var out flow.Outcome
-	out, passErr = flow.Run(ctx, conditionsOf(cp), &pass{cp: cp}, steps)
+	out, passErr = flow.Run(ctx, conditionsOf(cp), &pass{cp: cp, namespace: r.readNamespaceAhead(ctx, cp)}, steps)
 	return flow.Result(out, passErr)
 }
 

@@ -3,6 +3,7 @@ package controlplane_test
 import (
 	"bytes"
 	"context"
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
@@ -109,6 +110,25 @@ func waitMirror(t *testing.T, cluster, name string, ok func(*corev1.Secret) bool
 	return got
 }
 
+// waitLocalSecret waits up to 30 s until a management-cluster Secret
+// satisfies ok.
+func waitLocalSecret(t *testing.T, name string, ok func(*corev1.Secret) bool) *corev1.Secret {
+	t.Helper()
+	var got *corev1.Secret
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		s := &corev1.Secret{}
+		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name}, s); err != nil {
+			return false, nil //nolint:nilerr // not there yet
+		}
+		got = s
+		return ok(s), nil
+	})
+	if err != nil {
+		t.Fatalf("the Secret %s did not converge within 30s", name)
+	}
+	return got
+}
+
 // The mirror follows the pools: it appears on the clusters that host one,
 // carries the remote contract with its labels, is updated in place on
 // rotation, and switches to the in-cluster contract with remoteCompute.
@@ -171,9 +191,19 @@ func TestIntegrationMirrorsTheContractOntoPoolClusters(t *testing.T) {
 		}
 	}
 	t.Logf("both mirrors carried the rotated password after %s", time.Since(start).Round(time.Millisecond))
+	// The pass renders the mirror itself; once the Nova has published the
+	// rotated contract, the two are the same, key for key.
+	published := waitLocalSecret(t, "mir-nova-remote-compute-config", func(s *corev1.Secret) bool { return string(s.Data["password"]) == rotatedPass })
+	mirrored, err := remoteSecret(t, "compute-a", "mir-nova-compute-config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.EqualFunc(published.Data, mirrored.Data, bytes.Equal) {
+		t.Error("after the rotation, the mirror differs from the contract the Nova published")
+	}
 
 	// Clearing remoteCompute switches the mirrors to the in-cluster contract.
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cp := &c5c3v1alpha1.ControlPlane{}
 		if err := e.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "mir"}, cp); err != nil {
 			return err

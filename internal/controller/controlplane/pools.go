@@ -3,11 +3,14 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/poolpolicy"
 )
@@ -66,8 +69,56 @@ func describeWithheld(withheld []Withheld) string {
 // costs no request.
 func (r *Reconciler) namespaceOptedIn(ctx context.Context, namespace string) (bool, error) {
 	ns := &corev1.Namespace{}
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: namespace}, ns, anyCachedVersion); err != nil {
 		return false, fmt.Errorf("reading namespace %s for its %s label: %w", namespace, novav1alpha1.PrivilegedPoolsLabel, err)
 	}
 	return poolpolicy.CheckNamespace(ns) == nil, nil
 }
+
+// namespaceRead is namespaceOptedIn started at the beginning of a pass,
+// beside the steps before the mirrors: on a rotation it is the one
+// apiserver request between the new password and the mirror writes.
+type namespaceRead struct {
+	done    chan struct{}
+	optedIn bool
+	err     error
+}
+
+// readNamespaceAhead starts the read when the pass will judge pools: the
+// ControlPlane runs a Nova, is not being deleted, and the cache holds a
+// pool of that Nova. Otherwise it returns nil and reads nothing.
+func (r *Reconciler) readNamespaceAhead(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) *namespaceRead {
+	if cp.Spec.Services.Nova == nil || !cp.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	pools := &novav1alpha1.NovaComputeList{}
+	if err := r.Client.List(ctx, pools, client.InNamespace(cp.Namespace)); err != nil ||
+		!slices.ContainsFunc(pools.Items, func(p novav1alpha1.NovaCompute) bool { return p.Spec.NovaRef.Name == NovaName(cp) }) {
+		return nil
+	}
+	nr := &namespaceRead{done: make(chan struct{})}
+	go func() {
+		defer close(nr.done)
+		nr.optedIn, nr.err = r.namespaceOptedIn(ctx, cp.Namespace)
+	}()
+	return nr
+}
+
+// optedIn returns the answer of the read started ahead, or reads now when
+// none was started.
+func (r *Reconciler) optedIn(ctx context.Context, ahead *namespaceRead, namespace string) (bool, error) {
+	if ahead == nil {
+		return r.namespaceOptedIn(ctx, namespace)
+	}
+	select {
+	case <-ahead.done:
+		return ahead.optedIn, ahead.err
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// anyCachedVersion lets the apiserver answer from its watch cache rather
+// than from etcd. The answer is as fresh as an informer's, and it is cheap
+// when a rollout keeps etcd busy, as a rotation does.
+var anyCachedVersion = &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +19,7 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
+	novactrl "github.com/anvil/anvil/internal/controller/nova"
 	"github.com/anvil/anvil/internal/novaconfig"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -47,26 +47,17 @@ func MirrorTargets(nova *novav1alpha1.Nova, pools []novav1alpha1.NovaCompute) []
 	return targets
 }
 
-// MirrorSourceName is the contract a ControlPlane copies to compute
-// clusters: the remote form while remoteCompute is set.
-func MirrorSourceName(cp *c5c3v1alpha1.ControlPlane) string {
-	if cp.Spec.Services.Nova.RemoteCompute != nil {
-		return NovaName(cp) + novav1alpha1.RemoteComputeConfigSuffix
-	}
-	return NovaName(cp) + novav1alpha1.ComputeConfigSuffix
-}
-
 // MirrorName is the name of the copy on a compute cluster: always the
 // in-cluster contract's name, which a pool derives from the Nova's status.
 func MirrorName(cp *c5c3v1alpha1.ControlPlane) string {
 	return NovaName(cp) + novav1alpha1.ComputeConfigSuffix
 }
 
-// BuildMirror renders the copy of the contract for a compute cluster. The
-// ownership labels are added when it is claimed.
-func BuildMirror(cp *c5c3v1alpha1.ControlPlane, namespace string, source *corev1.Secret) *corev1.Secret {
-	data := make(map[string][]byte, len(source.Data))
-	for k, v := range source.Data {
+// BuildMirror renders the copy of the contract for a compute cluster from
+// the contract's data. The ownership labels are added when it is claimed.
+func BuildMirror(cp *c5c3v1alpha1.ControlPlane, namespace string, contract map[string][]byte) *corev1.Secret {
+	data := make(map[string][]byte, len(contract))
+	for k, v := range contract {
 		data[k] = append([]byte(nil), v...)
 	}
 	return &corev1.Secret{
@@ -99,7 +90,7 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 	if nova == nil {
 		return flow.Continue, nil
 	}
-	targets, pools, withheld, err := r.mirrorTargets(ctx, cp)
+	targets, pools, withheld, err := r.mirrorTargets(ctx, cp, p.namespace)
 	if err != nil {
 		return flow.Continue, err
 	}
@@ -114,14 +105,14 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 		return out, nil
 	}
 
-	source := &corev1.Secret{}
-	sourceName := MirrorSourceName(cp)
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: nova.Namespace, Name: sourceName}, source); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return flow.Continue, err
-		}
+	// The contract is rendered here, from the Nova's inputs, by the code
+	// that publishes it: a rotated password then reaches the compute
+	// clusters one write and one watch sooner than through the published
+	// Secret, which the same inputs make equal.
+	contract, err := novactrl.RenderDeliveredContract(ctx, r.Client, nova)
+	if err != nil {
 		return flow.Continue, flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.WaitingForComputeConfigReason, waitRequeue,
-			"waiting for %s/%s to be published", nova.Namespace, sourceName)
+			"waiting for the contract of Nova %s/%s to render: %s", nova.Namespace, nova.Name, err.Error())
 	}
 
 	// Per-cluster credentials come from Keystone and the pass's own
@@ -130,7 +121,7 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 	// about as fast as one, and a slow cluster delays no other.
 	var ready []delivery
 	for _, cluster := range targets {
-		mirror := BuildMirror(cp, nova.Namespace, source)
+		mirror := BuildMirror(cp, nova.Namespace, contract)
 		if PerCluster(cp) {
 			if res := r.perClusterMirror(ctx, p, cluster, mirror); res != nil {
 				p.failures = append(p.failures, *res)
@@ -154,7 +145,7 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 const withheldRequeue = time.Minute
 
 // deliveryParallelism bounds the clusters written to at once.
-const deliveryParallelism = 8
+const deliveryParallelism = 32
 
 // delivery is one cluster's rendered mirror and the hash of its data.
 type delivery struct {
@@ -258,8 +249,8 @@ func (r *Reconciler) poolClusters(ctx context.Context, cp *c5c3v1alpha1.ControlP
 
 // mirrorTargets returns the clusters that need the Nova's contract: those
 // of the pools that may run, which it returns too, with the pools the pool
-// policy withholds.
-func (r *Reconciler) mirrorTargets(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) ([]string, []novav1alpha1.NovaCompute, []Withheld, error) {
+// policy withholds. ahead is the pass's namespace read, or nil.
+func (r *Reconciler) mirrorTargets(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, ahead *namespaceRead) ([]string, []novav1alpha1.NovaCompute, []Withheld, error) {
 	_, pools, err := r.poolClusters(ctx, cp)
 	if err != nil {
 		return nil, nil, nil, err
@@ -270,7 +261,7 @@ func (r *Reconciler) mirrorTargets(ctx context.Context, cp *c5c3v1alpha1.Control
 	if len(pools) == 0 {
 		return nil, nil, nil, nil
 	}
-	optedIn, err := r.namespaceOptedIn(ctx, cp.Namespace)
+	optedIn, err := r.optedIn(ctx, ahead, cp.Namespace)
 	if err != nil {
 		return nil, nil, nil, flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaComputeConfigErrorReason, err)
 	}
@@ -328,7 +319,9 @@ func (r *Reconciler) mirrorTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane
 		return &clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()}
 	}
 	namespace := mirror.Namespace
-	err = children.Apply(ctx, r.Scheme, cp, mirror)
+	// The cluster's cache watches these Secrets' metadata, so a changed
+	// contract goes out without reading the mirror first.
+	err = children.Apply(ctx, r.Scheme, cp, mirror, targetcluster.ChangeFromCache)
 	var notOwned *targetcluster.NotOwnedError
 	switch {
 	case errors.As(err, &notOwned):

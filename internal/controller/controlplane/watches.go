@@ -2,6 +2,8 @@ package controlplane
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,9 +36,10 @@ func ReadSecretNames(cp *c5c3v1alpha1.ControlPlane) []string {
 		}
 	}
 	if n := cp.Spec.Services.Nova; n != nil {
-		// The service password is the Nova's to read: its change reaches
-		// the ControlPlane as a change of the contract the Nova publishes.
-		names = append(names, NovaName(cp)+novav1alpha1.ComputeConfigSuffix, NovaName(cp)+novav1alpha1.RemoteComputeConfigSuffix)
+		// The service password is an input of the contract the mirrors
+		// carry, which a pass renders itself; the in-cluster contract is
+		// where the metadata agents' copy comes from.
+		names = append(names, n.ServiceUserSecretRef.Name, NovaName(cp)+novav1alpha1.ComputeConfigSuffix)
 		if n.RemoteCompute != nil {
 			names = append(names, n.RemoteCompute.TransportURLSecretRef.Name)
 		}
@@ -71,6 +74,33 @@ var poolLifecycle = predicate.Funcs{
 	},
 }
 
+// novaGateChanged passes the Nova events a pass acts on: its creation and
+// deletion, a change of its spec or metadata, and a new answer from the
+// two gates its status feeds, childReady and contractCurrent. A rolling
+// Nova rewrites its status many times a change; each of those passes
+// would find nothing new and hold the cores the mirrors need.
+var novaGateChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*novav1alpha1.Nova)
+		updated, okNew := e.ObjectNew.(*novav1alpha1.Nova)
+		if !okOld || !okNew {
+			return true
+		}
+		return NovaGateChanged(old, updated)
+	},
+}
+
+// NovaGateChanged tells whether an update of a Nova can change what a
+// ControlPlane pass does with it. It is pure, so the rules are
+// table-tested.
+func NovaGateChanged(old, updated *novav1alpha1.Nova) bool {
+	return old.Generation != updated.Generation ||
+		old.DeletionTimestamp.IsZero() != updated.DeletionTimestamp.IsZero() ||
+		!maps.Equal(old.Labels, updated.Labels) || !maps.Equal(old.Annotations, updated.Annotations) ||
+		!slices.EqualFunc(old.OwnerReferences, updated.OwnerReferences, func(a, b metav1.OwnerReference) bool { return a.UID == b.UID }) ||
+		childReady(old) != childReady(updated) || contractCurrent(old) != contractCurrent(updated)
+}
+
 // SetupWithManager wires the controller: the ControlPlane, its local
 // children, every Secret it reads, the lifecycle of its Nova's pools, its
 // mirrors on compute clusters, and the clusters' comings and goings.
@@ -93,7 +123,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Named("controlplane-controller").
 		// An annotation asks to reissue a cluster's credentials.
 		For(&c5c3v1alpha1.ControlPlane{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Owns(&novav1alpha1.Nova{}).
+		Owns(&novav1alpha1.Nova{}, builder.WithPredicates(novaGateChanged)).
 		Owns(&corev1.Secret{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.controlPlanesReading)).
 		Watches(&novav1alpha1.NovaCompute{}, handler.EnqueueRequestsFromMapFunc(r.controlPlaneOfPool), builder.WithPredicates(poolLifecycle)).

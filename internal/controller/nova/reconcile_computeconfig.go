@@ -120,6 +120,31 @@ func renderRemoteContract(ctx context.Context, reader client.Reader, nova *novav
 	return data, nil, nil
 }
 
+// RenderDeliveredContract renders the contract a compute cluster receives:
+// the remote one while remoteCompute is set, else the in-cluster one. It
+// reads the same inputs through the same code as the ComputeConfig step,
+// so a ControlPlane can deliver a changed input in its own pass instead of
+// waiting for the Secret the Nova publishes. A missing input is returned
+// as an *inputs.MissingError; no error carries a credential.
+func RenderDeliveredContract(ctx context.Context, reader client.Reader, nova *novav1alpha1.Nova) (map[string][]byte, error) {
+	in, err := readContractInput(ctx, reader, nova)
+	if err != nil {
+		return nil, err
+	}
+	if nova.Spec.RemoteCompute == nil {
+		data, err := novaconfig.RenderContract(*in)
+		if err != nil {
+			return nil, fmt.Errorf("spec: %w", err)
+		}
+		return data, nil
+	}
+	data, remoteWait, err := renderRemoteContract(ctx, reader, nova, *in)
+	if remoteWait != nil {
+		return nil, remoteWait
+	}
+	return data, err
+}
+
 // computeConfigError classifies a failure of the ComputeConfig step: a
 // missing input is a wait, input that cannot be rendered or a Secret Anvil
 // does not own is invalid, and anything else is retried. Every message is

@@ -1,0 +1,70 @@
+package controlplane
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+)
+
+// settledNova is a Nova Ready for generation 2 with a current contract.
+func settledNova() *novav1alpha1.Nova {
+	n := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: "cp-nova", Namespace: "openstack", Generation: 2}}
+	n.Status.ObservedGeneration = 2
+	n.Status.ComputeConfigSecretRef = &anvilmeta.LocalObjectReference{Name: "cp-nova-compute-config"}
+	n.Status.Conditions = []metav1.Condition{
+		{Type: anvilmeta.ReadyCondition, Status: metav1.ConditionTrue, ObservedGeneration: 2, Reason: "Ready"},
+		{Type: novav1alpha1.ComputeConfigReadyCondition, Status: metav1.ConditionTrue, ObservedGeneration: 2, Reason: novav1alpha1.ComputeConfigPublishedReason},
+	}
+	return n
+}
+
+// setCondition changes one condition of a Nova in place.
+func setCondition(n *novav1alpha1.Nova, typ string, status metav1.ConditionStatus, reason string) {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == typ {
+			n.Status.Conditions[i].Status, n.Status.Conditions[i].Reason = status, reason
+		}
+	}
+}
+
+func TestNovaGateChanged(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(*novav1alpha1.Nova)
+		want   bool
+	}{
+		{"nothing", func(*novav1alpha1.Nova) {}, false},
+		{"a rollout's progress in a condition's message", func(n *novav1alpha1.Nova) {
+			n.Status.Conditions[0].Message = "2 of 3 replicas updated"
+		}, false},
+		{"another condition turns False", func(n *novav1alpha1.Nova) {
+			n.Status.Conditions = append(n.Status.Conditions, metav1.Condition{Type: "DeploymentsReady", Status: metav1.ConditionFalse})
+		}, false},
+		{"a new generation", func(n *novav1alpha1.Nova) { n.Generation = 3 }, true},
+		{"Ready turns False", func(n *novav1alpha1.Nova) {
+			setCondition(n, anvilmeta.ReadyCondition, metav1.ConditionFalse, "Rolling")
+		}, true},
+		{"the contract fails", func(n *novav1alpha1.Nova) {
+			setCondition(n, novav1alpha1.ComputeConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.ComputeConfigErrorReason)
+		}, true},
+		{"the contract reference goes", func(n *novav1alpha1.Nova) { n.Status.ComputeConfigSecretRef = nil }, true},
+		{"deletion starts", func(n *novav1alpha1.Nova) { now := metav1.Now(); n.DeletionTimestamp = &now }, true},
+		{"a label changes", func(n *novav1alpha1.Nova) { n.Labels = map[string]string{"team": "a"} }, true},
+		{"an annotation changes", func(n *novav1alpha1.Nova) { n.Annotations = map[string]string{"note": "a"} }, true},
+		{"an owner is added", func(n *novav1alpha1.Nova) {
+			n.OwnerReferences = []metav1.OwnerReference{{UID: "u1", Name: "cp", Kind: "ControlPlane"}}
+		}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			old, updated := settledNova(), settledNova()
+			tc.change(updated)
+			if got := NovaGateChanged(old, updated); got != tc.want {
+				t.Errorf("NovaGateChanged = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
