@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
@@ -76,15 +77,9 @@ func (c *Children) Apply(ctx context.Context, scheme *runtime.Scheme, owner, obj
 		// stale read did not see.
 		return client.IgnoreAlreadyExists(c.Client.Create(ctx, obj))
 	}
-	desired, err := applyConfiguration(obj)
+	desired, _, err := desiredConfiguration(obj, gvk, o.changeFromCache)
 	if err != nil {
 		return err
-	}
-	desired["apiVersion"], desired["kind"] = gvk.GroupVersion().String(), gvk.Kind
-	if o.changeFromCache {
-		if err := annotateAppliedHash(desired); err != nil {
-			return err
-		}
 	}
 	if live != nil {
 		settled, err := settledObject(desired, live)
@@ -160,6 +155,22 @@ func (c *Children) DeleteIf(ctx context.Context, obj client.Object, owned func(l
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// desiredConfiguration is what Apply sends for obj: its apply
+// configuration with its type set and, when withHash is set, the
+// applied-hash annotation, whose value it also returns.
+func desiredConfiguration(obj client.Object, gvk schema.GroupVersionKind, withHash bool) (map[string]any, string, error) {
+	desired, err := applyConfiguration(obj)
+	if err != nil {
+		return nil, "", err
+	}
+	desired["apiVersion"], desired["kind"] = gvk.GroupVersion().String(), gvk.Kind
+	if !withHash {
+		return desired, "", nil
+	}
+	h, err := annotateAppliedHash(desired)
+	return desired, h, err
 }
 
 // applyConfiguration turns a typed desired object into the configuration

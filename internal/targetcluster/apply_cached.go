@@ -21,11 +21,11 @@ import (
 const AppliedHashAnnotation = "openstack.c5c3.io/applied-hash"
 
 // annotateAppliedHash adds the digest of desired, taken without the
-// annotation itself, to desired's annotations.
-func annotateAppliedHash(desired map[string]any) error {
+// annotation itself, to desired's annotations, and returns it.
+func annotateAppliedHash(desired map[string]any) (string, error) {
 	h, err := appliedHash(desired)
 	if err != nil {
-		return err
+		return "", err
 	}
 	meta, _ := desired["metadata"].(map[string]any)
 	if meta == nil {
@@ -38,7 +38,7 @@ func annotateAppliedHash(desired map[string]any) error {
 		meta["annotations"] = annotations
 	}
 	annotations[AppliedHashAnnotation] = h
-	return nil
+	return h, nil
 }
 
 // appliedHash is a SHA-256 digest of a configuration to apply, without the
@@ -84,15 +84,10 @@ func (c *Children) applyChangeFromCache(ctx context.Context, scheme *runtime.Sch
 	if err := c.Claim(owner, claimed, cached, scheme); err != nil {
 		return false, err
 	}
-	desired, err := applyConfiguration(claimed)
+	desired, want, err := desiredConfiguration(claimed, gvk, true)
 	if err != nil {
 		return false, err
 	}
-	desired["apiVersion"], desired["kind"] = gvk.GroupVersion().String(), gvk.Kind
-	if err := annotateAppliedHash(desired); err != nil {
-		return false, err
-	}
-	want := desired["metadata"].(map[string]any)["annotations"].(map[string]any)[AppliedHashAnnotation]
 	if cached.GetAnnotations()[AppliedHashAnnotation] == want {
 		// Probably settled: the careful path compares the whole object,
 		// so an edit by someone else is still repaired.

@@ -190,10 +190,11 @@ func TestAppliedHash(t *testing.T) {
 	}
 	// annotateAppliedHash records the hash of what it was given.
 	c := config("a", nil)
-	if err := annotateAppliedHash(c); err != nil {
+	returned, err := annotateAppliedHash(c)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c["metadata"].(map[string]any)["annotations"].(map[string]any)[AppliedHashAnnotation]; got != base {
-		t.Errorf("annotation %v, want %s", got, base)
+	if got := c["metadata"].(map[string]any)["annotations"].(map[string]any)[AppliedHashAnnotation]; got != base || returned != base {
+		t.Errorf("annotation %v, returned %s, want %s", got, returned, base)
 	}
 }
