@@ -18,7 +18,6 @@ import (
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
-	"github.com/anvil/anvil/internal/controller/novacompute"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -251,8 +250,10 @@ func TestIntegrationMirrorNeverOverwritesAForeignSecret(t *testing.T) {
 	}
 }
 
-// The last pool's teardown reaps only labelled copies, with one event per
-// copy; a pool that still serves the cluster keeps them.
+// The last pool's teardown reaps only delivered copies, with one event per
+// copy; a pool that still serves the cluster keeps them. The running
+// operator does the reaping: the test deletes pools and watches what the
+// operator leaves, because calling the reaper beside it would race it.
 func TestIntegrationReapComputeConfigMirrors(t *testing.T) {
 	e := startOperator(t)
 	ctx := context.Background()
@@ -260,7 +261,8 @@ func TestIntegrationReapComputeConfigMirrors(t *testing.T) {
 	waitNovaReady(t, "reap", c5c3v1alpha1.NovaReadyReason)
 	first := newPool(t, "reap", "reap-1", "compute-b")
 	second := newPool(t, "reap", "reap-2", "compute-b")
-	waitMirror(t, "compute-b", "reap-nova-compute-config", func(*corev1.Secret) bool { return true }, 30*time.Second)
+	const contract = "reap-nova-compute-config"
+	waitMirror(t, "compute-b", contract, func(*corev1.Secret) bool { return true }, 30*time.Second)
 	// An hvo copy someone made and labelled as a mirror, which no
 	// ControlPlane delivered, must survive: the label alone must not let
 	// anyone have the operator delete a Secret for them.
@@ -270,37 +272,54 @@ func TestIntegrationReapComputeConfigMirrors(t *testing.T) {
 	if err := cb.Client.Create(ctx, handAuth); err != nil {
 		t.Fatal(err)
 	}
-	remote, err := registry.Resolve("compute-b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	recorder := newRecorder()
 
-	// The second pool still serves compute-b: nothing is reaped.
-	reaped, err := novacompute.ReapComputeConfigMirrors(ctx, e.Management.Client, targetcluster.ChildrenOn(remote), recorder, first)
-	if err != nil || len(reaped) != 0 {
-		t.Fatalf("reaped %v (%v) while another pool serves the cluster", reaped, err)
+	// The second pool still serves compute-b: the first one's teardown
+	// reaps nothing.
+	deletePool(t, e, first)
+	if _, err := remoteSecret(t, "compute-b", contract); err != nil {
+		t.Fatalf("the contract copy is gone while another pool serves the cluster: %v", err)
+	}
+	if got := reapEvents(t, e, first.Name); len(got) != 0 {
+		t.Errorf("the first pool reaped %v while another pool serves the cluster", got)
 	}
 
-	// With both pools deleting and past their drain, the first reaps.
-	for _, p := range []*novav1alpha1.NovaCompute{second, first} {
-		if err := e.Management.Client.Delete(ctx, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	reaped, err = novacompute.ReapComputeConfigMirrors(ctx, e.Management.Client, targetcluster.ChildrenOn(remote), recorder, first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(reaped) != 1 || reaped[0] != "reap-nova-compute-config" {
-		t.Errorf("reaped %v, want only the labelled contract copy", reaped)
-	}
-	if got := recorder.reasons(); len(got) != 1 || got[0] != "Normal "+novav1alpha1.ComputeConfigMirrorReapedEvent {
-		t.Errorf("events = %v", got)
+	// The last pool's teardown reaps the delivered contract copy alone.
+	deletePool(t, e, second)
+	waitGone(t, func() error { _, err := remoteSecret(t, "compute-b", contract); return err })
+	if got := reapEvents(t, e, second.Name); len(got) != 1 || got[0] != contract {
+		t.Errorf("%s events of the last pool = %v, want one for %s", novav1alpha1.ComputeConfigMirrorReapedEvent, got, contract)
 	}
 	if err := cb.Client.Get(ctx, client.ObjectKeyFromObject(handAuth), handAuth); err != nil {
 		t.Errorf("the hvo copy no ControlPlane delivered was deleted: %v", err)
 	}
+}
+
+// deletePool deletes a pool and waits until the operator has released it.
+func deletePool(t *testing.T, e *testenv.Environment, p *novav1alpha1.NovaCompute) {
+	t.Helper()
+	if err := e.Management.Client.Delete(context.Background(), p); client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, func() error {
+		return e.Management.Client.Get(context.Background(), client.ObjectKeyFromObject(p), &novav1alpha1.NovaCompute{})
+	})
+}
+
+// reapEvents names the Secrets of the ComputeConfigMirrorReaped events the
+// operator recorded on a pool.
+func reapEvents(t *testing.T, e *testenv.Environment, pool string) []string {
+	t.Helper()
+	list := &corev1.EventList{}
+	if err := e.Management.Client.List(context.Background(), list, client.InNamespace(testNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ev := range list.Items {
+		if ev.InvolvedObject.Kind == "NovaCompute" && ev.InvolvedObject.Name == pool && ev.Reason == novav1alpha1.ComputeConfigMirrorReapedEvent && ev.Related != nil {
+			names = append(names, ev.Related.Name)
+		}
+	}
+	return names
 }
 
 // Without metadataSharedSecretRef the ControlPlane generates the metadata

@@ -137,8 +137,9 @@ func buildControlPlane(tb testing.TB, name string, remote bool) *c5c3v1alpha1.Co
 	return cp
 }
 
-// newPool creates a NovaCompute of cp's Nova on a compute cluster. No pool
-// controller runs: the ControlPlane needs only the object.
+// newPool creates a NovaCompute of cp's Nova on a compute cluster. The
+// pool controller runs too, but no node carries the pool's label, so the
+// pool holds no node and its teardown is quick.
 func newPool(tb testing.TB, cp, name, cluster string) *novav1alpha1.NovaCompute {
 	tb.Helper()
 	p := &novav1alpha1.NovaCompute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace}}
