@@ -67,17 +67,21 @@ build: generate ## Build the operator and the CLI into bin/.
 # set, dates the image; otherwise it is dated at the Unix epoch.
 IMAGE_OUTPUT ?= $(BIN)/image/anvil-operator
 IMAGE_PLATFORMS ?=
+# The image is built, and its layer compressed, by exactly the Go that
+# go.mod's toolchain line names, fetched from the module proxy when the
+# machine has another: two Go releases give two digests.
+IMAGE_GO := GOTOOLCHAIN=$(shell sed -n 's/^toolchain //p' go.mod) go
 
 .PHONY: pin-image
 pin-image: ## Build the host's image and pin its digest as the operator chart's default image.digest.
-	digest="$$(go run ./internal/dev/cmd/anvil-image --output $(IMAGE_OUTPUT) | tail -n1)"; \
+	digest="$$($(IMAGE_GO) run ./internal/dev/cmd/anvil-image --output $(IMAGE_OUTPUT) | tail -n1)"; \
 		[[ "$$digest" == sha256:* ]] || { echo "anvil-image printed no digest" >&2; exit 1; }; \
 		sed -i -E "s/^(  digest: )\"sha256:[0-9a-f]{64}\"/\1\"$$digest\"/" charts/anvil-operator/values.yaml; \
 		grep -q "$$digest" charts/anvil-operator/values.yaml && echo "pinned $$digest"
 
 .PHONY: image
 image: ## Build the operator's OCI image without Docker into $(IMAGE_OUTPUT) and print its digest (IMAGE_PLATFORMS=linux/amd64,linux/arm64 for an index).
-	go run ./internal/dev/cmd/anvil-image --output $(IMAGE_OUTPUT) $(if $(IMAGE_PLATFORMS),--platforms $(IMAGE_PLATFORMS))
+	$(IMAGE_GO) run ./internal/dev/cmd/anvil-image --output $(IMAGE_OUTPUT) $(if $(IMAGE_PLATFORMS),--platforms $(IMAGE_PLATFORMS))
 
 ##@ Test
 
@@ -93,9 +97,8 @@ test-integration: tools deps ## Integration tests on real kube-apiservers and re
 	go test -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -run 'Integration' ./...
 
 .PHONY: test-e2e
-test-e2e: tools ## End-to-end: the devstack, and the guide "Connect a compute cluster" on a devstack of its own.
-	test/e2e/devstack.sh
-	test/e2e/guide.sh
+test-e2e: tools ## End-to-end: the devstack, and the guide "Connect a compute cluster" on the same devstack.
+	E2E_DEVSTACK_THEN=test/e2e/guide.sh test/e2e/devstack.sh
 
 # The survival suite of test/chaos at full length: 50 kills of the
 # operator process during pool churn and rotations, and the dead-cluster

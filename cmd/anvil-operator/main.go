@@ -6,6 +6,11 @@ import (
 	"flag"
 	"os"
 
+	// Mozilla's roots, pinned by go.sum, for when the image holds no CA
+	// file: the image carries nothing from the machine that built it, so
+	// its digest is the same on every machine. A CA file mounted at a
+	// system path, or named by SSL_CERT_FILE, still takes precedence.
+	_ "golang.org/x/crypto/x509roots/fallback"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 

@@ -4,7 +4,10 @@
 # and tear it down to prove nothing is left running.
 #
 # It uses its own state directory, so it never touches a developer's
-# .devstack.
+# .devstack. E2E_DEVSTACK_THEN names a script to run on the devstack once
+# it is checked, before the kwok round trip, the leak census and down:
+# `make test-e2e` runs test/e2e/guide.sh there, so that one devstack
+# serves both scripts.
 set -euo pipefail
 # Name the command that stopped the script; the text is the script's, with
 # its variables unexpanded, so no secret shows.
@@ -42,7 +45,8 @@ if hack/openstack/openstack.sh status >/dev/null 2>&1; then
   os_was_running=true
 fi
 
-"$anvil_dev" devstack up --state-dir "$state" --compute-clusters 2
+mkdir -p "$state"
+"$anvil_dev" devstack up --state-dir "$state" --compute-clusters 2 | tee "$state/up.log"
 
 export OS_CLIENT_CONFIG_FILE="${ANVIL_OPENSTACK_DIR:-$root/.devstack/openstack}/clouds.yaml"
 
@@ -202,6 +206,10 @@ pass "the pod runners' logs show no conflicting writers"
 grep -q "^operator *ready" "$state/status.txt" || fail "status does not report the operator ready"
 grep -q "^openstack *running" "$state/status.txt" || fail "status does not report the OpenStack services running"
 grep -q "^podrunner compute-b *running" "$state/status.txt" || fail "status does not report compute-b's pod runner"
+
+if [[ -n "${E2E_DEVSTACK_THEN:-}" ]]; then
+  E2E_GUIDE_ON_STACK=1 E2E_GUIDE_DIR="$state" "$E2E_DEVSTACK_THEN"
+fi
 
 # Without OpenStack, kwok takes the same nodes over and the runners stop.
 # Nothing runs the chart's pod there, so the operator runs as a process.

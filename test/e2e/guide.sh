@@ -14,7 +14,9 @@
 # why the devstack leaves it out.
 #
 # It uses its own state directory, so it never touches a developer's
-# .devstack.
+# .devstack. With E2E_GUIDE_ON_STACK set it runs on the devstack that
+# test/e2e/devstack.sh started in E2E_GUIDE_DIR, and leaves it up:
+# `make test-e2e` brings one devstack up for both scripts.
 set -euo pipefail
 # Name the command that stopped the script; the text is the script's, with
 # its variables unexpanded, so no secret shows.
@@ -41,8 +43,10 @@ cleanup() {
     tail -40 "$state/operator.log" | sed -E 's#//([^:/@]+):[^@]*@#//\1:<redacted>@#g' >&2 || true
   fi
   rm -f "$root/nova-metadata-ca.crt"
-  # E2E_GUIDE_KEEP leaves a failed run's devstack up, to look at it.
-  [[ $rc != 0 && -n "${E2E_GUIDE_KEEP:-}" ]] || "$anvil_dev" devstack down --state-dir "$state" >/dev/null 2>&1 || true
+  # E2E_GUIDE_KEEP leaves a failed run's devstack up, to look at it; a
+  # devstack the script did not start is its starter's to take down.
+  [[ -n "${E2E_GUIDE_ON_STACK:-}" || ( $rc != 0 && -n "${E2E_GUIDE_KEEP:-}" ) ]] ||
+    "$anvil_dev" devstack down --state-dir "$state" >/dev/null 2>&1 || true
   exit $rc
 }
 trap cleanup EXIT
@@ -53,9 +57,11 @@ go build -o "$anvil_dev" ./internal/dev/cmd/anvil-dev
   --guide docs/guides/connect-a-compute-cluster.md \
   test/e2e/guide.sh test/e2e/guide-step1.sh test/e2e/guide-steps.sh test/e2e/guide-rotation.sh
 
-"$anvil_dev" devstack down --state-dir "$state" >/dev/null
-mkdir -p "$state"
-"$anvil_dev" devstack up --state-dir "$state" --compute-clusters 2 | tee "$state/up.log"
+if [[ -z "${E2E_GUIDE_ON_STACK:-}" ]]; then
+  "$anvil_dev" devstack down --state-dir "$state" >/dev/null
+  mkdir -p "$state"
+  "$anvil_dev" devstack up --state-dir "$state" --compute-clusters 2 | tee "$state/up.log"
+fi
 
 export E2E_GUIDE_SHARED=1 E2E_GUIDE_DIR="$state"
 test/e2e/guide-step1.sh
@@ -252,11 +258,12 @@ kubectl --context "$COMPUTE_CONTEXT" delete secret "${NOVA}-compute-config" -n o
 kubectl delete nova "$NOVA" -n openstack --timeout=5m >/dev/null
 pass "standalone: deleting the pool left the hand copy, as the guide says"
 
-test/e2e/leak-census.sh "$state"
-
 # The broker user of the rotation outlives the devstack, as the database
 # does; nothing uses it any more.
 hack/openstack/openstack.sh bus-user delete anvil-rotated >/dev/null
-"$anvil_dev" devstack down --state-dir "$state" >/dev/null
+if [[ -z "${E2E_GUIDE_ON_STACK:-}" ]]; then
+  test/e2e/leak-census.sh "$state"
+  "$anvil_dev" devstack down --state-dir "$state" >/dev/null
+fi
 trap - EXIT
 echo "guide e2e: passed"

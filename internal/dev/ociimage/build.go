@@ -3,12 +3,14 @@ package ociimage
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,29 +39,72 @@ func HostPlatform() v1.Platform {
 	return v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
 }
 
-// buildEnv is the environment of `go build` for one platform: no cgo, so
-// the binary needs no libc in the image, and the target's GOOS, GOARCH and,
-// for arm, GOARM.
-func buildEnv(p v1.Platform) ([]string, error) {
-	env := append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture)
+// buildVariables are the Go settings that change what the compiler emits.
+// buildEnv drops the caller's values of them and sets its own, so that a
+// developer's GOFLAGS or GOAMD64 cannot change the digest.
+var buildVariables = []string{
+	"CGO_ENABLED", "GOOS", "GOARCH", "GOARM", "GOARM64", "GOAMD64", "GO386", "GOMIPS", "GOMIPS64",
+	"GOPPC64", "GORISCV64", "GOWASM", "GOEXPERIMENT", "GOFLAGS", "GOTOOLCHAIN", "GOFIPS140",
+}
+
+// buildEnv is the environment of `go build` for one platform, from the
+// caller's environment base: no cgo, so the binary needs no libc in the
+// image; the target's GOOS, GOARCH and baseline instruction set; the Go
+// toolchain the module pins; and no GOFLAGS. Everything else, such as
+// GOCACHE, GOPATH and GOPROXY, only says where things are kept or fetched,
+// which -trimpath keeps out of the binary. It is pure.
+func buildEnv(base []string, p v1.Platform, toolchain string) ([]string, error) {
+	env := slices.DeleteFunc(slices.Clone(base), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(buildVariables, name)
+	})
+	env = append(env, "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOTOOLCHAIN="+toolchain, "GOFLAGS=")
 	switch {
-	case p.Variant == "":
+	case p.Architecture == "amd64" && p.Variant == "":
+		env = append(env, "GOAMD64=v1")
+	case p.Architecture == "arm64" && (p.Variant == "" || p.Variant == "v8"):
+		env = append(env, "GOARM64=v8.0")
+	case p.Architecture == "arm" && p.Variant == "":
+		// Go's own default for arm depends on the machine that builds.
+		env = append(env, "GOARM=7")
 	case p.Architecture == "arm" && strings.HasPrefix(p.Variant, "v"):
 		env = append(env, "GOARM="+strings.TrimPrefix(p.Variant, "v"))
-	case p.Architecture == "arm64" && p.Variant == "v8":
+	case p.Variant == "":
 	default:
 		return nil, fmt.Errorf("platform %s: variant %q is not supported", p, p.Variant)
 	}
 	return env, nil
 }
 
+// Toolchain reads the toolchain line of the go.mod in dir, e.g.
+// "go1.26.8". The image is built with exactly that Go, fetched from the
+// module proxy if the machine has another, because two Go releases compile
+// the same source to different bytes.
+func Toolchain(ctx context.Context, dir string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "mod", "edit", "-json")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("reading go.mod in %s: %w", dir, err)
+	}
+	var mod struct{ Toolchain string }
+	if err := json.Unmarshal(out, &mod); err != nil {
+		return "", fmt.Errorf("reading go.mod in %s: %w", dir, err)
+	}
+	if !strings.HasPrefix(mod.Toolchain, "go1.") {
+		return "", fmt.Errorf("go.mod in %s names no toolchain (want a line such as \"toolchain go1.26.8\"): the image would depend on the Go that happens to be installed", dir)
+	}
+	return mod.Toolchain, nil
+}
+
 // GoBuild compiles pkg (a package path as `go build` takes it, resolved in
-// dir) for platform p into outDir and returns the binary's path. The flags
-// make the binary reproducible: -trimpath drops local paths, -buildvcs=false
-// keeps the commit out of it (so pinning the digest in a commit does not
-// change the digest), and an empty build ID removes the last varying bytes.
-func GoBuild(ctx context.Context, dir, pkg, name, outDir string, p v1.Platform) (string, error) {
-	env, err := buildEnv(p)
+// dir) for platform p with the given toolchain into outDir and returns the
+// binary's path. The flags make the binary reproducible: -trimpath drops
+// local paths, -buildvcs=false keeps the commit out of it (so pinning the
+// digest in a commit does not change the digest), and an empty build ID
+// removes the last varying bytes.
+func GoBuild(ctx context.Context, dir, pkg, name, outDir, toolchain string, p v1.Platform) (string, error) {
+	env, err := buildEnv(os.Environ(), p, toolchain)
 	if err != nil {
 		return "", err
 	}
@@ -89,7 +134,9 @@ type Options struct {
 	Platforms []v1.Platform
 	// WorkDir receives the compiled binaries.
 	WorkDir string
-	// CABundle, Created and Labels are as in Spec.
+	// CABundle, Created and Labels are as in Spec. A CABundle makes the
+	// digest depend on that file; the operator needs none, since its
+	// binary carries fallback roots.
 	CABundle string
 	Created  time.Time
 	Labels   map[string]string
@@ -101,9 +148,13 @@ func Build(ctx context.Context, o Options) (Artifact, error) {
 	if len(o.Platforms) == 0 {
 		return Artifact{}, errors.New("no platform to build")
 	}
+	toolchain, err := Toolchain(ctx, o.Dir)
+	if err != nil {
+		return Artifact{}, err
+	}
 	images := make([]v1.Image, 0, len(o.Platforms))
 	for _, p := range o.Platforms {
-		bin, err := GoBuild(ctx, o.Dir, o.Package, o.Name, o.WorkDir, p)
+		bin, err := GoBuild(ctx, o.Dir, o.Package, o.Name, o.WorkDir, toolchain, p)
 		if err != nil {
 			return Artifact{}, err
 		}

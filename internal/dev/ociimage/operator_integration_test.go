@@ -2,6 +2,8 @@ package ociimage_test
 
 import (
 	"debug/elf"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,12 +62,13 @@ func TestIntegrationOperatorImage(t *testing.T) {
 }
 
 // The operator chart's default image.digest is the digest `make image`
-// prints for this commit on this machine's platform, so a chart installed
-// from a commit pulls exactly that commit's operator. It runs the command
-// the chart's README names, with the same defaults.
+// prints for this commit, and any machine gets that digest: the test runs
+// `make image` twice, here with the caller's Go caches, and in a copy of
+// the sources at another path with an empty GOCACHE and GOPATH, and wants
+// the same digest from both and in values.yaml.
 func TestIntegrationChartPinsThisCommitsImage(t *testing.T) {
 	if testing.Short() {
-		t.Skip("integration test: compiles the operator (run without -short)")
+		t.Skip("integration test: compiles the operator twice (run without -short)")
 	}
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the chart pins the linux/amd64 image")
@@ -74,23 +77,98 @@ func TestIntegrationChartPinsThisCommitsImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(t.Context(), "go", "run", "./internal/dev/cmd/anvil-image", "--output", filepath.Join(t.TempDir(), "layout"))
-	cmd.Dir = root
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SOURCE_DATE_EPOCH=") })
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("anvil-image: %v", err)
+	here := makeImage(t, root, nil)
+
+	// The copy fetches its modules from this machine's module cache, so
+	// that it downloads nothing, but it compiles everything anew.
+	modcache := goEnv(t, root, "GOMODCACHE")
+	copyDir, scratch := filepath.Join(t.TempDir(), "elsewhere", "anvil"), t.TempDir()
+	copySources(t, root, copyDir)
+	there := makeImage(t, copyDir, []string{
+		"GOCACHE=" + filepath.Join(scratch, "gocache"), "GOPATH=" + filepath.Join(scratch, "gopath"), "GOMODCACHE=",
+		"GOPROXY=file://" + filepath.Join(modcache, "cache", "download"), "GOSUMDB=off", "GOFLAGS=",
+	})
+	if here != there {
+		t.Errorf("make image printed %s here and %s in a copy with empty Go caches: the image depends on the machine", here, there)
 	}
-	lines := strings.Fields(string(out))
-	if len(lines) == 0 {
-		t.Fatal("anvil-image printed no digest")
-	}
-	built := lines[len(lines)-1]
 	values, err := os.ReadFile(filepath.Join(root, "charts/anvil-operator/values.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(values), `digest: "`+built+`"`) {
-		t.Errorf("charts/anvil-operator/values.yaml does not pin this commit's image %s; run make pin-image and commit values.yaml", built)
+	if !strings.Contains(string(values), `digest: "`+here+`"`) {
+		t.Errorf("charts/anvil-operator/values.yaml does not pin this commit's image %s; run make pin-image and commit values.yaml", here)
+	}
+}
+
+// makeImage runs `make image` in dir, with env over the caller's
+// environment and SOURCE_DATE_EPOCH unset as the chart's pin assumes, and
+// returns the digest it printed.
+func makeImage(t *testing.T, dir string, env []string) string {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "make", "--no-print-directory", "image", "IMAGE_OUTPUT="+filepath.Join(t.TempDir(), "layout"))
+	cmd.Dir = dir
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "SOURCE_DATE_EPOCH=") || strings.HasPrefix(kv, "MAKEFLAGS=") || strings.HasPrefix(kv, "MAKELEVEL=")
+	}), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("make image in %s: %v\n%s", dir, err, stderr.String())
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], "sha256:") {
+		t.Fatalf("make image in %s printed no digest:\n%s", dir, out)
+	}
+	t.Logf("make image in %s: %s", dir, lines[len(lines)-1])
+	return lines[len(lines)-1]
+}
+
+// goEnv reads one variable of `go env` in dir.
+func goEnv(t *testing.T, dir, name string) string {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "go", "env", name)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		t.Fatalf("go env %s: %v", name, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// copySources copies the files git tracks, and the new ones it does not
+// ignore, as they are in the working tree, so that uncommitted changes are
+// built as `make image` here builds them.
+func copySources(t *testing.T, from, to string) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	cmd.Dir = from
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("listing the sources with git: %v", err)
+	}
+	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		src := filepath.Join(from, name)
+		info, err := os.Lstat(src)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted in the working tree
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !info.Mode().IsRegular() {
+			continue
+		}
+		body, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(to, name)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, body, info.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -34,9 +34,6 @@ func main() {
 	os.Exit(code)
 }
 
-// hostCABundle is Debian's CA bundle, the default CA bundle of the image.
-const hostCABundle = "/etc/ssl/certs/ca-certificates.crt"
-
 // config is the parsed command line.
 type config struct {
 	opts    ociimage.Options
@@ -58,11 +55,10 @@ func parse(args []string, lookupEnv func(string) (string, bool), stderr io.Write
 	fs.StringVar(&c.output, "output", "", "Directory of the OCI layout to write (replaced if it is one).")
 	fs.StringVar(&c.tarball, "tarball", "", "Also write a single-platform image tarball here.")
 	fs.StringVar(&c.tag, "tag", "anvil-operator:dev", "Reference the layout entry and the tarball are named by.")
-	caDefault := ""
-	if _, err := os.Stat(hostCABundle); err == nil {
-		caDefault = hostCABundle
-	}
-	fs.StringVar(&c.opts.CABundle, "ca-bundle", caDefault, "PEM bundle of trusted CAs to put in the image (for Keystone over TLS); empty puts none.")
+	// No CA file by default: a file of the build machine would make the
+	// digest depend on that machine, and the operator's binary carries
+	// Mozilla's roots (golang.org/x/crypto/x509roots/fallback) instead.
+	fs.StringVar(&c.opts.CABundle, "ca-bundle", "", "PEM bundle of trusted CAs to put in the image at "+ociimage.CABundlePath+"; empty puts none, and the binary's own roots apply. A bundle makes the digest depend on that file.")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
