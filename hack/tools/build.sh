@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds every pinned tool into bin/ from Go modules only.
 #
-# Each tool group is its own Go module under hack/tools/<group>, so their
-# dependency graphs never have to agree with each other or with Anvil's. A
-# stamp next to the binaries records what they were built from; when it
-# matches, this script does nothing, which keeps `make test` cheap on a warm
-# machine.
+# The tools live in three Go modules under hack/tools: kube (everything
+# built on the Kubernetes libraries, which share one dependency graph so
+# that the libraries compile once), etcd and lint. None has to agree with
+# Anvil's own go.mod. A stamp next to the binaries records what they were
+# built from; when it matches, this script does nothing, which keeps
+# `make test` cheap on a warm machine.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -25,7 +26,7 @@ want_stamp() {
   {
     go version
     cat "$tools/build.sh"
-    # The .go files too: hack/tools/certmanager has its own main package.
+    # The .go files too: hack/tools/kube/cert-manager-controller is a main package of ours.
     find "$tools" -name go.mod -o -name go.sum -o -name '*.go' | LC_ALL=C sort | xargs cat
   } | sha256sum | cut -d' ' -f1
 }
@@ -47,37 +48,35 @@ rm -f "$stamp"
 
 step() { printf 'tools: %s\n' "$*"; }
 
-# build GROUP LDFLAGS PACKAGE... compiles packages of one tool module into bin/.
-build() {
-  local group="$1" ldflags="$2"
-  shift 2
-  step "building $* (module hack/tools/$group)"
-  (cd "$tools/$group" && go build -trimpath -ldflags "$ldflags" -o "$bin/" "$@")
-}
-
-kube_ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  kube_ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=37 -X $pkg.gitTreeState=clean"
-done
-
-# Order matters for a first run: envtest needs only etcd and kube-apiserver,
-# so they come first and a partial build is already useful.
+# etcd first: it is the small module, and envtest needs it with kube-apiserver.
 step "building etcd (module hack/tools/etcd)"
 (cd "$tools/etcd" && go build -trimpath -ldflags "-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3)
-build kubernetes "$kube_ldflags" k8s.io/kubernetes/cmd/kube-apiserver
-# cert-manager's controller: hack/tools/certmanager/main.go starts the
-# module's own controllers (upstream's cmd/controller is a module the proxy
-# cannot serve). Its webhook and cainjector are not built: the CRDs below are
-# applied directly, have one version and need no conversion, and nothing here
-# asks for a CA bundle to be injected.
-# go.mod pins the version, which the binary reports in its user agent.
-step "building cert-manager-controller (module hack/tools/certmanager)"
-read -r cm_version cm_dir < <(cd "$tools/certmanager" && go mod download github.com/cert-manager/cert-manager &&
+
+# One `go build` for the Kubernetes family (hack/tools/kube): the packages
+# the tools share are compiled once, and the binaries link in parallel.
+# cert-manager's controller: hack/tools/kube/cert-manager-controller starts
+# the module's own controllers (upstream's cmd/controller is a module the
+# proxy cannot serve). Its webhook and cainjector are not built: the CRDs
+# below are applied directly, have one version and need no conversion, and
+# nothing here asks for a CA bundle to be injected.
+read -r cm_version cm_dir < <(cd "$tools/kube" && go mod download github.com/cert-manager/cert-manager &&
   go list -m -f '{{.Version}} {{.Dir}}' github.com/cert-manager/cert-manager)
 [[ -d "${cm_dir:-}" ]] || { echo "tools: cannot locate the cert-manager module" >&2; exit 1; }
-(cd "$tools/certmanager" && go build -trimpath \
-  -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$cm_version" \
-  -o "$bin/cert-manager-controller" .)
+# Each -X names a package of one tool; the linker ignores it in the others.
+ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=37 -X $pkg.gitTreeState=clean"
+done
+ldflags+=" -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=$KUBE_VERSION"
+# go.mod pins cert-manager's version, which its binary reports in its user agent.
+ldflags+=" -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$cm_version"
+step "building the Kubernetes family (module hack/tools/kube)"
+(cd "$tools/kube" && go build -trimpath -ldflags "$ldflags" -o "$bin/" \
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl \
+  sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl \
+  sigs.k8s.io/controller-tools/cmd/controller-gen helm.sh/helm/v3/cmd/helm \
+  ./cert-manager-controller)
 # The module ships its CRDs as plain YAML in deploy/crds. Only the
 # cert-manager.io group is copied: the ACME controllers are not built.
 step "copying cert-manager's CRDs ($cm_version)"
@@ -87,11 +86,8 @@ for c in "${cert_manager_crds[@]}"; do
   # install -m: the module cache's files are read-only, the copies need not be.
   install -m 0644 "$cm_dir/deploy/crds/cert-manager.io_$c.yaml" "$bin/cert-manager-crds/"
 done
-build kubernetes "$kube_ldflags" k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
-build kwok "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=$KUBE_VERSION" \
-  sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
-build codegen "-s -w" sigs.k8s.io/controller-tools/cmd/controller-gen helm.sh/helm/v3/cmd/helm
-build lint "-s -w" github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+step "building golangci-lint (module hack/tools/lint)"
+(cd "$tools/lint" && go build -trimpath -ldflags "-s -w" -o "$bin/" github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
 
 all_present
 echo "$want" > "$stamp"
