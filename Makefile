@@ -104,6 +104,13 @@ test-unit: ## Unit tests: pure functions, no processes.
 test-integration: tools deps ## Integration tests on real kube-apiservers and real oslo.config.
 	go test -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -run 'Integration' $(INTEGRATION_FIRST) ./...
 
+# The image's reproducibility at full strength: the pin test's second
+# `make image` runs with an empty GOCACHE too, compiling the operator anew
+# (minutes on two cores). `make test` runs it with a shared build cache.
+.PHONY: test-image
+test-image: ## Build the image twice, the second time at another path with an empty GOPATH and GOCACHE, and compare both digests with the chart's pin.
+	ANVIL_IMAGE_EMPTY_GOCACHE=1 go test -count=1 -timeout 30m -v -run 'IntegrationChartPinsThisCommitsImage' ./internal/dev/ociimage/
+
 .PHONY: test-e2e
 test-e2e: tools ## End-to-end: the devstack, and the guide "Connect a compute cluster" on the same devstack.
 	E2E_DEVSTACK_THEN=test/e2e/guide.sh test/e2e/devstack.sh
