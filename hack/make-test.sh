@@ -28,6 +28,10 @@ phase() {
 
 report() {
   local rc=$?
+  # A failed tool build leaves the setup running; it is stopped, and the
+  # services it started are stopped with the rest.
+  if [[ -n "${setup_pid:-}" ]] && kill "$setup_pid" 2>/dev/null; then wait "$setup_pid" 2>/dev/null || true; fi
+  [[ -e "$logs/openstack-started" ]] && openstack_started=true
   if [[ $openstack_started == true ]]; then
     hack/openstack/openstack.sh stop >/dev/null 2>&1 || true
   fi
