@@ -2,6 +2,8 @@ package controlplane_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"os"
 	"sync"
 	"testing"
@@ -120,7 +122,7 @@ func buildControlPlane(tb testing.TB, name string, remote bool) *c5c3v1alpha1.Co
 		TLS:       &c5c3v1alpha1.MessagingTLSSpec{CABundleSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-bus-ca"}},
 	}
 	cp.Spec.Services = c5c3v1alpha1.ServicesSpec{
-		Keystone:  &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: "http://keystone.openstack.svc:5000/v3", PublicEndpoint: "https://keystone.example.com/v3", Region: "RegionOne"},
+		Keystone:  &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: "http://" + closedKeystone(tb) + "/v3", PublicEndpoint: "https://keystone.example.com/v3", Region: "RegionOne"},
 		Placement: svc("placement"), Neutron: &c5c3v1alpha1.NeutronServiceSpec{ReferencedService: *svc("neutron")}, Glance: svc("glance"),
 		Nova: &c5c3v1alpha1.NovaServiceSpec{
 			OpenStackRelease:     "2026.1",
@@ -135,6 +137,40 @@ func buildControlPlane(tb testing.TB, name string, remote bool) *c5c3v1alpha1.Co
 		cp.Spec.Services.Nova.RemoteCompute = &c5c3v1alpha1.RemoteComputeSpec{TransportURLSecretRef: c5c3v1alpha1.SecretKeyRef{Name: name + "-remote-transport"}}
 	}
 	return cp
+}
+
+// closedKeystoneAddr is a loopback address that accepts connections and
+// closes them at once. The suite's pools dial their Nova's Keystone, and
+// must never reach a real one (other packages' tests own the cloud's
+// aggregates), nor send a name to a resolver off this machine.
+var closedKeystoneAddr = sync.OnceValues(func() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			if err == nil {
+				_ = c.Close()
+			}
+		}
+	}()
+	// The listener lives as long as the test process.
+	return l.Addr().String(), nil
+})
+
+// closedKeystone returns closedKeystoneAddr's address.
+func closedKeystone(tb testing.TB) string {
+	tb.Helper()
+	addr, err := closedKeystoneAddr()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return addr
 }
 
 // newPool creates a NovaCompute of cp's Nova on a compute cluster. The
