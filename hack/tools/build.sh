@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds every pinned tool into bin/ from Go modules only.
+# Builds every pinned tool into bin/ from Go modules only:
+# `build.sh [--force] [kube] [lint]`, both groups when none is named.
 #
 # The tools live in three Go modules under hack/tools: kube (everything
 # built on the Kubernetes libraries, which share one dependency graph so
@@ -12,83 +13,118 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="${ANVIL_BIN:-$root/bin}"
 tools="$root/hack/tools"
-stamp="$bin/.tools-stamp"
 
 # Pinned versions that are stamped into binaries which report them.
 KUBE_VERSION="v1.37.2"
 KWOK_VERSION="v0.8.0"
 
-binaries=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl controller-gen helm golangci-lint cert-manager-controller)
+# Two groups, each with its own stamp, so that `make test` can build the
+# linter at low priority beside the tests while the clusters' binaries come
+# first, and a devstack never waits for the linter:
+#   kube: the clusters, cert-manager and the generators (modules kube, etcd)
+#   lint: golangci-lint (module lint)
+kube_binaries=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl controller-gen helm cert-manager-controller)
+lint_binaries=(golangci-lint)
 # cert-manager's CRDs, copied from the module its controller is built from.
 cert_manager_crds=(certificaterequests certificates clusterissuers issuers)
 
+force=false
+groups=()
+for arg in "$@"; do
+  case "$arg" in
+    --force) force=true ;;
+    kube | lint) groups+=("$arg") ;;
+    *) echo "usage: $0 [--force] [kube] [lint]" >&2; exit 2 ;;
+  esac
+done
+[[ ${#groups[@]} -gt 0 ]] || groups=(kube lint)
+
+# want_stamp GROUP hashes what the group is built from: the toolchain, this
+# script and its modules (with hack/tools/kube/cert-manager-controller, a
+# main package of ours).
 want_stamp() {
+  local dirs=("$tools/$1")
+  [[ "$1" == kube ]] && dirs+=("$tools/etcd")
   {
     go version
     cat "$tools/build.sh"
-    # The .go files too: hack/tools/kube/cert-manager-controller is a main package of ours.
-    find "$tools" -name go.mod -o -name go.sum -o -name '*.go' | LC_ALL=C sort | xargs cat
+    find "${dirs[@]}" -name go.mod -o -name go.sum -o -name '*.go' | LC_ALL=C sort | xargs cat
   } | sha256sum | cut -d' ' -f1
 }
 
 all_present() {
-  local b
-  for b in "${binaries[@]}"; do [[ -x "$bin/$b" ]] || return 1; done
-  for c in "${cert_manager_crds[@]}"; do [[ -f "$bin/cert-manager-crds/cert-manager.io_$c.yaml" ]] || return 1; done
+  local b c names=()
+  if [[ "$1" == kube ]]; then names=("${kube_binaries[@]}"); else names=("${lint_binaries[@]}"); fi
+  for b in "${names[@]}"; do [[ -x "$bin/$b" ]] || return 1; done
+  if [[ "$1" == kube ]]; then
+    for c in "${cert_manager_crds[@]}"; do [[ -f "$bin/cert-manager-crds/cert-manager.io_$c.yaml" ]] || return 1; done
+  fi
 }
-
-want="$(want_stamp)"
-if [[ "${1:-}" != "--force" ]] && all_present && [[ -f "$stamp" ]] && [[ "$(cat "$stamp")" == "$want" ]]; then
-  echo "tools: up to date in $bin"
-  exit 0
-fi
-
-mkdir -p "$bin"
-rm -f "$stamp"
 
 step() { printf 'tools: %s\n' "$*"; }
 
-# etcd first: it is the small module, and envtest needs it with kube-apiserver.
-step "building etcd (module hack/tools/etcd)"
-(cd "$tools/etcd" && go build -trimpath -ldflags "-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3)
+build_kube() {
+  # etcd first: it is the small module, and envtest needs it with kube-apiserver.
+  step "building etcd (module hack/tools/etcd)"
+  (cd "$tools/etcd" && go build -trimpath -ldflags "-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3)
 
-# One `go build` for the Kubernetes family (hack/tools/kube): the packages
-# the tools share are compiled once, and the binaries link in parallel.
-# cert-manager's controller: hack/tools/kube/cert-manager-controller starts
-# the module's own controllers (upstream's cmd/controller is a module the
-# proxy cannot serve). Its webhook and cainjector are not built: the CRDs
-# below are applied directly, have one version and need no conversion, and
-# nothing here asks for a CA bundle to be injected.
-read -r cm_version cm_dir < <(cd "$tools/kube" && go mod download github.com/cert-manager/cert-manager &&
-  go list -m -f '{{.Version}} {{.Dir}}' github.com/cert-manager/cert-manager)
-[[ -d "${cm_dir:-}" ]] || { echo "tools: cannot locate the cert-manager module" >&2; exit 1; }
-# Each -X names a package of one tool; the linker ignores it in the others.
-ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=37 -X $pkg.gitTreeState=clean"
-done
-ldflags+=" -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=$KUBE_VERSION"
-# go.mod pins cert-manager's version, which its binary reports in its user agent.
-ldflags+=" -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$cm_version"
-step "building the Kubernetes family (module hack/tools/kube)"
-(cd "$tools/kube" && go build -trimpath -ldflags "$ldflags" -o "$bin/" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl \
-  sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl \
-  sigs.k8s.io/controller-tools/cmd/controller-gen helm.sh/helm/v3/cmd/helm \
-  ./cert-manager-controller)
-# The module ships its CRDs as plain YAML in deploy/crds. Only the
-# cert-manager.io group is copied: the ACME controllers are not built.
-step "copying cert-manager's CRDs ($cm_version)"
-rm -rf "$bin/cert-manager-crds"
-mkdir -p "$bin/cert-manager-crds"
-for c in "${cert_manager_crds[@]}"; do
-  # install -m: the module cache's files are read-only, the copies need not be.
-  install -m 0644 "$cm_dir/deploy/crds/cert-manager.io_$c.yaml" "$bin/cert-manager-crds/"
-done
-step "building golangci-lint (module hack/tools/lint)"
-(cd "$tools/lint" && go build -trimpath -ldflags "-s -w" -o "$bin/" github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
+  # One `go build` for the Kubernetes family (hack/tools/kube): the packages
+  # the tools share are compiled once, and the binaries link in parallel.
+  # cert-manager's controller: hack/tools/kube/cert-manager-controller starts
+  # the module's own controllers (upstream's cmd/controller is a module the
+  # proxy cannot serve). Its webhook and cainjector are not built: the CRDs
+  # below are applied directly, have one version and need no conversion, and
+  # nothing here asks for a CA bundle to be injected.
+  read -r cm_version cm_dir < <(cd "$tools/kube" && go mod download github.com/cert-manager/cert-manager &&
+    go list -m -f '{{.Version}} {{.Dir}}' github.com/cert-manager/cert-manager)
+  [[ -d "${cm_dir:-}" ]] || { echo "tools: cannot locate the cert-manager module" >&2; exit 1; }
+  # Each -X names a package of one tool; the linker ignores it in the others.
+  ldflags="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=37 -X $pkg.gitTreeState=clean"
+  done
+  ldflags+=" -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=$KUBE_VERSION"
+  # go.mod pins cert-manager's version, which its binary reports in its user agent.
+  ldflags+=" -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$cm_version"
+  step "building the Kubernetes family (module hack/tools/kube)"
+  (cd "$tools/kube" && go build -trimpath -ldflags "$ldflags" -o "$bin/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl \
+    sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl \
+    sigs.k8s.io/controller-tools/cmd/controller-gen helm.sh/helm/v3/cmd/helm \
+    ./cert-manager-controller)
+  # The module ships its CRDs as plain YAML in deploy/crds. Only the
+  # cert-manager.io group is copied: the ACME controllers are not built.
+  step "copying cert-manager's CRDs ($cm_version)"
+  rm -rf "$bin/cert-manager-crds"
+  mkdir -p "$bin/cert-manager-crds"
+  for c in "${cert_manager_crds[@]}"; do
+    # install -m: the module cache's files are read-only, the copies need not be.
+    install -m 0644 "$cm_dir/deploy/crds/cert-manager.io_$c.yaml" "$bin/cert-manager-crds/"
+  done
+}
 
-all_present
-echo "$want" > "$stamp"
-step "done"
+build_lint() {
+  step "building golangci-lint (module hack/tools/lint)"
+  (cd "$tools/lint" && go build -trimpath -ldflags "-s -w" -o "$bin/" github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
+}
+
+mkdir -p "$bin"
+for group in "${groups[@]}"; do
+  # One build of a group at a time: make test's low-priority lint build
+  # and a devstack may ask at once.
+  exec {lock}>"$bin/.tools-$group.lock"
+  flock "$lock"
+  stamp="$bin/.tools-stamp-$group"
+  want="$(want_stamp "$group")"
+  if [[ $force == false ]] && all_present "$group" && [[ -f "$stamp" ]] && [[ "$(cat "$stamp")" == "$want" ]]; then
+    echo "tools: $group up to date in $bin"
+  else
+    rm -f "$stamp"
+    "build_$group"
+    all_present "$group" || { echo "tools: the $group build left a binary out" >&2; exit 1; }
+    echo "$want" >"$stamp"
+    step "$group done"
+  fi
+  exec {lock}>&-
+done
