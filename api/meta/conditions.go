@@ -31,3 +31,28 @@ const (
 	// reach or does not know.
 	TargetClusterUnavailableReason = "TargetClusterUnavailable"
 )
+
+// Reasons of the policy every privileged kind obeys (NovaCompute,
+// OVNChassis, NeutronMetadataAgent), on the condition of the workload they
+// withhold.
+const (
+	// RefusedByPolicyReason: the object's image, tolerations or node
+	// selector break the operator's workload policy (which admission also
+	// enforces), so nothing is written for it; the message names the
+	// field. It is terminal until the spec or the policy changes.
+	RefusedByPolicyReason = "RefusedByPolicy"
+
+	// NamespaceNotOptedInReason: the object's namespace does not carry
+	// PrivilegedNamespaceLabel with the value "true" (which admission also
+	// enforces), so nothing is written for it; the message names the
+	// namespace and the label. The controller checks again every resync,
+	// so labelling the namespace takes effect without touching the object.
+	NamespaceNotOptedInReason = "NamespaceNotOptedIn"
+)
+
+// PrivilegedNamespaceLabel opts a management namespace in to the kinds
+// that run privileged hostNetwork DaemonSets on compute nodes, with the
+// value "true". The right to create one in a namespace is the cluster
+// administrator's to grant, not whoever may create the object there. The
+// name keeps the word "pools" because NovaCompute pools came first.
+const PrivilegedNamespaceLabel = "openstack.c5c3.io/privileged-pools"

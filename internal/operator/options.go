@@ -28,9 +28,9 @@ import (
 	"github.com/anvil/anvil/internal/controller/ovncentral"
 	"github.com/anvil/anvil/internal/controller/ovnchassis"
 	"github.com/anvil/anvil/internal/operator/webhookcerts"
-	"github.com/anvil/anvil/internal/poolpolicy"
 	"github.com/anvil/anvil/internal/targetcluster"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
+	"github.com/anvil/anvil/internal/workloadpolicy"
 )
 
 // DefaultClustersNamespace is where registration Secrets of compute clusters
@@ -86,8 +86,9 @@ type Options struct {
 	// PoolResync is how often a settled NovaCompute pool polls Nova, which
 	// cannot be watched. Each poll authenticates and lists the services.
 	PoolResync time.Duration
-	// AllowedImageRepositories are the repositories pools may run; empty
-	// means poolpolicy.DefaultImageRepositories.
+	// AllowedImageRepositories are the repositories pools, chassis and
+	// metadata agents may run; empty
+	// means workloadpolicy.DefaultImageRepositories.
 	AllowedImageRepositories []string
 	// WatchNamespaces are the management namespaces the operator manages;
 	// its cache lists and watches namespaced objects only there (Secrets
@@ -131,8 +132,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 			return nil
 		})
 	fs.Func("allowed-image-repositories",
-		"Comma-separated image repositories NovaCompute pools may run; an entry ending in / admits every repository below it (default "+
-			strings.Join(poolpolicy.DefaultImageRepositories, ",")+").",
+		"Comma-separated image repositories NovaCompute pools, OVNChassis and NeutronMetadataAgents may run; an entry ending in / admits every repository below it (default "+
+			strings.Join(workloadpolicy.DefaultImageRepositories, ",")+").",
 		func(v string) error {
 			o.AllowedImageRepositories = splitList(v)
 			return nil
@@ -152,9 +153,10 @@ func splitList(v string) []string {
 	return out
 }
 
-// PoolPolicy is what pools may run, for the webhook and the controller alike.
-func (o *Options) PoolPolicy() poolpolicy.Policy {
-	return poolpolicy.Policy{ImageRepositories: o.AllowedImageRepositories}
+// WorkloadPolicy is what pools, chassis and metadata agents may run, for
+// the webhooks and the controllers alike.
+func (o *Options) WorkloadPolicy() workloadpolicy.Policy {
+	return workloadpolicy.Policy{ImageRepositories: o.AllowedImageRepositories}
 }
 
 // Validate reports settings that cannot work, naming the flag.
@@ -294,11 +296,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 	if err := novaReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Nova controller: %w", err)
 	}
-	cpReconciler := &controlplane.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, PoolPolicy: o.PoolPolicy()}
+	cpReconciler := &controlplane.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, PoolPolicy: o.WorkloadPolicy()}
 	if err := cpReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the ControlPlane controller: %w", err)
 	}
-	poolReconciler := &novacompute.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, Resync: o.PoolResync, Policy: o.PoolPolicy(), Keystone: o.KeystonePolicy()}
+	poolReconciler := &novacompute.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, Resync: o.PoolResync, Policy: o.WorkloadPolicy(), Keystone: o.KeystonePolicy()}
 	if err := poolReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the NovaCompute controller: %w", err)
 	}
@@ -306,11 +308,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 	if err := centralReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the OVNCentral controller: %w", err)
 	}
-	chassisReconciler := &ovnchassis.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg}
+	chassisReconciler := &ovnchassis.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, Policy: o.WorkloadPolicy()}
 	if err := chassisReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the OVNChassis controller: %w", err)
 	}
-	agentReconciler := &neutronmetadataagent.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg}
+	agentReconciler := &neutronmetadataagent.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, Policy: o.WorkloadPolicy()}
 	if err := agentReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the NeutronMetadataAgent controller: %w", err)
 	}
@@ -321,16 +323,16 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 		if err := anvilwebhook.SetupControlPlaneWebhook(mgr); err != nil {
 			return nil, fmt.Errorf("setting up the ControlPlane webhook: %w", err)
 		}
-		if err := anvilwebhook.SetupNovaComputeWebhook(mgr, o.PoolPolicy()); err != nil {
+		if err := anvilwebhook.SetupNovaComputeWebhook(mgr, o.WorkloadPolicy()); err != nil {
 			return nil, fmt.Errorf("setting up the NovaCompute webhook: %w", err)
 		}
 		if err := anvilwebhook.SetupOVNCentralWebhook(mgr); err != nil {
 			return nil, fmt.Errorf("setting up the OVNCentral webhook: %w", err)
 		}
-		if err := anvilwebhook.SetupOVNChassisWebhook(mgr); err != nil {
+		if err := anvilwebhook.SetupOVNChassisWebhook(mgr, o.WorkloadPolicy()); err != nil {
 			return nil, fmt.Errorf("setting up the OVNChassis webhook: %w", err)
 		}
-		if err := anvilwebhook.SetupNeutronMetadataAgentWebhook(mgr); err != nil {
+		if err := anvilwebhook.SetupNeutronMetadataAgentWebhook(mgr, o.WorkloadPolicy()); err != nil {
 			return nil, fmt.Errorf("setting up the NeutronMetadataAgent webhook: %w", err)
 		}
 	}

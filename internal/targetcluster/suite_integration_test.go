@@ -27,6 +27,7 @@ import (
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/targetcluster"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
+	"github.com/anvil/anvil/internal/workloadpolicy"
 )
 
 var (
@@ -61,7 +62,7 @@ func startOperator(t *testing.T) *operatorUnderTest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := anvilwebhook.SetupOVNChassisWebhook(mgr); err != nil {
+	if err := anvilwebhook.SetupOVNChassisWebhook(mgr, workloadpolicy.Policy{}); err != nil {
 		t.Fatal(err)
 	}
 	reg := targetcluster.New(mgr, targetcluster.Options{

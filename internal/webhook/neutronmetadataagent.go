@@ -18,6 +18,7 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	"github.com/anvil/anvil/internal/workloadpolicy"
 )
 
 // Only a validating webhook is registered: every default of a
@@ -47,29 +48,42 @@ var releaseFormat = regexp.MustCompile(`^\d{4}\.[12]$`)
 // schema. It repeats the schema's rules, so that
 // ValidateNeutronMetadataAgent is the complete statement of what an agent
 // may look like and a controller can check it again.
-type NeutronMetadataAgentValidator struct{}
+type NeutronMetadataAgentValidator struct {
+	// workloadGate is the workload policy, which the controller checks
+	// again.
+	workloadGate
+}
 
 var _ admission.Validator[*neutronv1alpha1.NeutronMetadataAgent] = NeutronMetadataAgentValidator{}
 
 // SetupNeutronMetadataAgentWebhook registers the NeutronMetadataAgent
 // validator with the manager's webhook server.
-func SetupNeutronMetadataAgentWebhook(mgr ctrl.Manager) error {
-	return ctrl.NewWebhookManagedBy(mgr, &neutronv1alpha1.NeutronMetadataAgent{}).WithValidator(NeutronMetadataAgentValidator{}).Complete()
+func SetupNeutronMetadataAgentWebhook(mgr ctrl.Manager, policy workloadpolicy.Policy) error {
+	return ctrl.NewWebhookManagedBy(mgr, &neutronv1alpha1.NeutronMetadataAgent{}).WithValidator(NeutronMetadataAgentValidator{workloadGate{Policy: policy, Namespaces: mgr.GetAPIReader()}}).Complete()
 }
 
 // ValidateCreate implements admission.Validator.
-func (NeutronMetadataAgentValidator) ValidateCreate(_ context.Context, a *neutronv1alpha1.NeutronMetadataAgent) (admission.Warnings, error) {
-	return nil, metadataAgentInvalid(a, ValidateNeutronMetadataAgent(a, nil))
+func (v NeutronMetadataAgentValidator) ValidateCreate(ctx context.Context, a *neutronv1alpha1.NeutronMetadataAgent) (admission.Warnings, error) {
+	policy, err := v.check(ctx, a.Namespace, workloadpolicy.NeutronMetadataAgentWorkload(a))
+	if err != nil {
+		return nil, err
+	}
+	return nil, metadataAgentInvalid(a, append(ValidateNeutronMetadataAgent(a, nil), policy...))
 }
 
 // ValidateUpdate implements admission.Validator. A release below the
-// minimum that did not change only warns, so an old agent can be torn down.
-func (NeutronMetadataAgentValidator) ValidateUpdate(_ context.Context, old, a *neutronv1alpha1.NeutronMetadataAgent) (admission.Warnings, error) {
+// minimum that did not change only warns, so an old agent can be torn
+// down; the workload policy is checked only when the image changes.
+func (v NeutronMetadataAgentValidator) ValidateUpdate(ctx context.Context, old, a *neutronv1alpha1.NeutronMetadataAgent) (admission.Warnings, error) {
 	var warnings admission.Warnings
 	if r := a.Spec.OpenStackRelease; r == old.Spec.OpenStackRelease && releaseBelowMinimum(r) {
 		warnings = append(warnings, fmt.Sprintf(msgReleaseOldUnchanged, r, neutronv1alpha1.MinOpenStackRelease))
 	}
-	return warnings, metadataAgentInvalid(a, ValidateNeutronMetadataAgent(a, old))
+	policy, err := v.checkUpdate(ctx, a.Namespace, workloadpolicy.NeutronMetadataAgentWorkload(old), workloadpolicy.NeutronMetadataAgentWorkload(a))
+	if err != nil {
+		return warnings, err
+	}
+	return warnings, metadataAgentInvalid(a, append(ValidateNeutronMetadataAgent(a, old), policy...))
 }
 
 // ValidateDelete implements admission.Validator; deletion is always allowed.

@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -19,13 +18,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/novacomputeconfig"
-	"github.com/anvil/anvil/internal/poolpolicy"
+	"github.com/anvil/anvil/internal/workloadpolicy"
 )
 
 // Only a validating webhook is registered: every default of a NovaCompute
@@ -72,27 +70,23 @@ var customTrait = regexp.MustCompile(`^CUSTOM_[A-Z0-9_]+$`)
 // complete statement of what a pool may look like, whichever layer answers
 // first.
 type NovaComputeValidator struct {
-	// Policy is what the operator lets a pool run; the pool controller
-	// checks the same policy again.
-	Policy poolpolicy.Policy
-	// Namespaces reads the pool's Namespace for its opt-in label. It
-	// reads the apiserver, not a cache, so a label just set or removed
-	// counts at once and no informer holds every Namespace.
-	Namespaces client.Reader
+	// workloadGate is the workload policy, which the pool controller
+	// checks again.
+	workloadGate
 }
 
 var _ admission.Validator[*novav1alpha1.NovaCompute] = NovaComputeValidator{}
 
 // SetupNovaComputeWebhook registers the NovaCompute validator with the
 // manager's webhook server.
-func SetupNovaComputeWebhook(mgr ctrl.Manager, policy poolpolicy.Policy) error {
-	v := NovaComputeValidator{Policy: policy, Namespaces: mgr.GetAPIReader()}
+func SetupNovaComputeWebhook(mgr ctrl.Manager, policy workloadpolicy.Policy) error {
+	v := NovaComputeValidator{workloadGate{Policy: policy, Namespaces: mgr.GetAPIReader()}}
 	return ctrl.NewWebhookManagedBy(mgr, &novav1alpha1.NovaCompute{}).WithValidator(v).Complete()
 }
 
 // ValidateCreate implements admission.Validator.
 func (v NovaComputeValidator) ValidateCreate(ctx context.Context, nc *novav1alpha1.NovaCompute) (admission.Warnings, error) {
-	policy, err := v.checkPolicy(ctx, nc)
+	policy, err := v.check(ctx, nc.Namespace, workloadpolicy.NovaComputeWorkload(nc))
 	if err != nil {
 		return nil, err
 	}
@@ -100,38 +94,14 @@ func (v NovaComputeValidator) ValidateCreate(ctx context.Context, nc *novav1alph
 }
 
 // ValidateUpdate implements admission.Validator. The policy, the
-// namespace's opt-in included, is checked only when the image or the
-// tolerations change, so that a tightened policy never blocks the
-// teardown or a label of an existing pool; the controller still refuses
-// to roll such a pool out.
+// namespace's opt-in included, is checked only when the image, the
+// tolerations or the node selector change.
 func (v NovaComputeValidator) ValidateUpdate(ctx context.Context, old, nc *novav1alpha1.NovaCompute) (admission.Warnings, error) {
-	errs := ValidateNovaCompute(nc, old)
-	if !equality.Semantic.DeepEqual(old.Spec.Image, nc.Spec.Image) || !equality.Semantic.DeepEqual(old.Spec.Tolerations, nc.Spec.Tolerations) {
-		policy, err := v.checkPolicy(ctx, nc)
-		if err != nil {
-			return nil, err
-		}
-		errs = append(errs, policy...)
+	policy, err := v.checkUpdate(ctx, nc.Namespace, workloadpolicy.NovaComputeWorkload(old), workloadpolicy.NovaComputeWorkload(nc))
+	if err != nil {
+		return nil, err
 	}
-	return nil, novaComputeInvalid(nc, errs)
-}
-
-// checkPolicy returns every way nc breaks the operator's pool policy: its
-// image, its tolerations and its namespace's opt-in. It fails closed: a
-// Namespace that cannot be read refuses the request.
-func (v NovaComputeValidator) checkPolicy(ctx context.Context, nc *novav1alpha1.NovaCompute) (field.ErrorList, error) {
-	errs := v.Policy.Check(nc)
-	if v.Namespaces == nil {
-		return nil, errors.New("the NovaCompute webhook has no Namespace reader")
-	}
-	ns := &corev1.Namespace{}
-	if err := v.Namespaces.Get(ctx, client.ObjectKey{Name: nc.Namespace}, ns); err != nil {
-		return nil, apierrors.NewInternalError(fmt.Errorf("reading namespace %s for its %s label: %w", nc.Namespace, novav1alpha1.PrivilegedPoolsLabel, err))
-	}
-	if err := poolpolicy.CheckNamespace(ns); err != nil {
-		errs = append(errs, err)
-	}
-	return errs, nil
+	return nil, novaComputeInvalid(nc, append(ValidateNovaCompute(nc, old), policy...))
 }
 
 // ValidateDelete implements admission.Validator; deletion is always allowed.

@@ -15,7 +15,7 @@ import (
 // A pool is admitted only in a namespace labelled for privileged pools;
 // the refusal names metadata.namespace, the namespace and the label. Once
 // a pool exists, losing the label blocks only the changes the policy
-// decides on.
+// decides on: its image, tolerations and node selector.
 func TestIntegrationNovaComputeNamespaceOptIn(t *testing.T) {
 	e := startWebhooks(t)
 	ctx := context.Background()
@@ -41,12 +41,15 @@ func TestIntegrationNovaComputeNamespaceOptIn(t *testing.T) {
 	t.Cleanup(func() { _ = c.Delete(ctx, pool) })
 
 	setLabel(t, c, ns, "")
-	selector := pool.DeepCopy()
-	selector.Spec.NodeSelector["zone"] = "az1"
-	if err := c.Update(ctx, selector); err != nil {
-		t.Fatalf("a selector change after the label was removed was refused: %v", err)
+	traits := pool.DeepCopy()
+	traits.Spec.Traits = []string{"CUSTOM_TEAM_X"}
+	if err := c.Update(ctx, traits); err != nil {
+		t.Fatalf("a traits change after the label was removed was refused: %v", err)
 	}
-	image := selector.DeepCopy()
+	selector := traits.DeepCopy()
+	selector.Spec.NodeSelector["zone"] = "az1"
+	assertRefused(t, c.Update(ctx, selector), notOptedIn)
+	image := traits.DeepCopy()
 	image.Spec.Image = &anvilmeta.ImageSpec{Repository: novav1alpha1.DefaultComputeImageRepository, Tag: "2026.2"}
 	assertRefused(t, c.Update(ctx, image), notOptedIn)
 }

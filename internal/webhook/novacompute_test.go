@@ -102,7 +102,7 @@ func TestValidateNovaCompute(t *testing.T) {
 		{name: "empty selector value", mutate: func(nc *novav1alpha1.NovaCompute) { nc.Spec.NodeSelector["pool"] = "" }},
 
 		// The offboarding rule alone. A keyless Exists below is also refused
-		// by the operator's policy (internal/poolpolicy), which the webhook
+		// by the operator's policy (internal/workloadpolicy), which the webhook
 		// applies next to this function; TestIntegrationNovaComputeAdmission
 		// shows both answers together.
 		{name: "offboarding tolerated by key", mutate: offboarding(corev1.Toleration{

@@ -15,6 +15,7 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/workloadpolicy"
 )
 
 // Only a validating webhook is registered: every default of an OVNChassis
@@ -38,24 +39,37 @@ var bridgeName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,15}$`)
 // OVNChassisValidator checks an OVNChassis beyond its schema. It repeats
 // the schema's rules, so that ValidateOVNChassis is the complete statement
 // of what a chassis may look like and a controller can check it again.
-type OVNChassisValidator struct{}
+type OVNChassisValidator struct {
+	// workloadGate is the workload policy, which the controller checks
+	// again.
+	workloadGate
+}
 
 var _ admission.Validator[*ovnv1alpha1.OVNChassis] = OVNChassisValidator{}
 
 // SetupOVNChassisWebhook registers the OVNChassis validator with the
 // manager's webhook server.
-func SetupOVNChassisWebhook(mgr ctrl.Manager) error {
-	return ctrl.NewWebhookManagedBy(mgr, &ovnv1alpha1.OVNChassis{}).WithValidator(OVNChassisValidator{}).Complete()
+func SetupOVNChassisWebhook(mgr ctrl.Manager, policy workloadpolicy.Policy) error {
+	return ctrl.NewWebhookManagedBy(mgr, &ovnv1alpha1.OVNChassis{}).WithValidator(OVNChassisValidator{workloadGate{Policy: policy, Namespaces: mgr.GetAPIReader()}}).Complete()
 }
 
 // ValidateCreate implements admission.Validator.
-func (OVNChassisValidator) ValidateCreate(_ context.Context, ch *ovnv1alpha1.OVNChassis) (admission.Warnings, error) {
-	return nil, ovnChassisInvalid(ch, ValidateOVNChassis(ch, nil))
+func (v OVNChassisValidator) ValidateCreate(ctx context.Context, ch *ovnv1alpha1.OVNChassis) (admission.Warnings, error) {
+	policy, err := v.check(ctx, ch.Namespace, workloadpolicy.OVNChassisWorkload(ch))
+	if err != nil {
+		return nil, err
+	}
+	return nil, ovnChassisInvalid(ch, append(ValidateOVNChassis(ch, nil), policy...))
 }
 
-// ValidateUpdate implements admission.Validator.
-func (OVNChassisValidator) ValidateUpdate(_ context.Context, old, ch *ovnv1alpha1.OVNChassis) (admission.Warnings, error) {
-	return nil, ovnChassisInvalid(ch, ValidateOVNChassis(ch, old))
+// ValidateUpdate implements admission.Validator. The workload policy is
+// checked only when the image, the tolerations or a node selector change.
+func (v OVNChassisValidator) ValidateUpdate(ctx context.Context, old, ch *ovnv1alpha1.OVNChassis) (admission.Warnings, error) {
+	policy, err := v.checkUpdate(ctx, ch.Namespace, workloadpolicy.OVNChassisWorkload(old), workloadpolicy.OVNChassisWorkload(ch))
+	if err != nil {
+		return nil, err
+	}
+	return nil, ovnChassisInvalid(ch, append(ValidateOVNChassis(ch, old), policy...))
 }
 
 // ValidateDelete implements admission.Validator; deletion is always allowed.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/keystonepolicy"
-	"github.com/anvil/anvil/internal/poolpolicy"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
+	"github.com/anvil/anvil/internal/workloadpolicy"
 )
 
 // allowedKeystone is the one Keystone host the suite's operator admits
@@ -52,16 +52,16 @@ func runManager(e *testenv.Environment) error {
 	if err := anvilwebhook.SetupNovaWebhook(mgr, keystonepolicy.Policy{AllowedHosts: []string{allowedKeystone}}); err != nil {
 		return err
 	}
-	if err := anvilwebhook.SetupNovaComputeWebhook(mgr, poolpolicy.Policy{}); err != nil {
+	if err := anvilwebhook.SetupNovaComputeWebhook(mgr, workloadpolicy.Policy{}); err != nil {
 		return err
 	}
 	if err := anvilwebhook.SetupOVNCentralWebhook(mgr); err != nil {
 		return err
 	}
-	if err := anvilwebhook.SetupOVNChassisWebhook(mgr); err != nil {
+	if err := anvilwebhook.SetupOVNChassisWebhook(mgr, workloadpolicy.Policy{}); err != nil {
 		return err
 	}
-	if err := anvilwebhook.SetupNeutronMetadataAgentWebhook(mgr); err != nil {
+	if err := anvilwebhook.SetupNeutronMetadataAgentWebhook(mgr, workloadpolicy.Policy{}); err != nil {
 		return err
 	}
 	return testenv.StartManager(mgr, nil)

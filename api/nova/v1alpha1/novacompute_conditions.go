@@ -1,5 +1,7 @@
 package v1alpha1
 
+import anvilmeta "github.com/anvil/anvil/api/meta"
+
 // Condition types of a NovaCompute. Ready is True only while every step
 // condition below is True; ExtraConfigHealthy is reported but not rolled up.
 const (
@@ -83,24 +85,17 @@ const (
 	DaemonSetProgressingReason = "DaemonSetProgressing"
 	// DaemonSetErrorReason: writing or reading the DaemonSet failed.
 	DaemonSetErrorReason = "DaemonSetError"
-	// RefusedByPolicyReason: the pool's image or tolerations break the
-	// operator's policy (which admission also enforces), so no DaemonSet is
-	// written; the message names the field. It is terminal until the spec
-	// or the policy changes.
-	RefusedByPolicyReason = "RefusedByPolicy"
-	// NamespaceNotOptedInReason: the pool's namespace does not carry
-	// PrivilegedPoolsLabel with the value "true" (which admission also
-	// enforces), so nothing is written for the pool; the message names the
-	// namespace and the label. The pool checks again every resync, so
-	// labelling the namespace takes effect within a minute.
-	NamespaceNotOptedInReason = "NamespaceNotOptedIn"
+	// RefusedByPolicyReason: the pool breaks the workload policy; see
+	// anvilmeta.RefusedByPolicyReason.
+	RefusedByPolicyReason = anvilmeta.RefusedByPolicyReason
+	// NamespaceNotOptedInReason: the pool's namespace has not opted in;
+	// see anvilmeta.NamespaceNotOptedInReason.
+	NamespaceNotOptedInReason = anvilmeta.NamespaceNotOptedInReason
 )
 
-// PrivilegedPoolsLabel opts a management namespace in to NovaCompute
-// pools, with the value "true". A pool becomes a privileged hostNetwork
-// DaemonSet, so the right to create one in a namespace is the cluster
-// administrator's to grant, not whoever may create a NovaCompute there.
-const PrivilegedPoolsLabel = "openstack.c5c3.io/privileged-pools"
+// PrivilegedPoolsLabel opts a management namespace in to pools; it is
+// anvilmeta.PrivilegedNamespaceLabel, which every privileged kind obeys.
+const PrivilegedPoolsLabel = anvilmeta.PrivilegedNamespaceLabel
 
 // Reasons of AggregatesReady.
 const (

@@ -20,8 +20,8 @@ import (
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/openstack"
-	"github.com/anvil/anvil/internal/poolpolicy"
 	"github.com/anvil/anvil/internal/targetcluster"
+	"github.com/anvil/anvil/internal/workloadpolicy"
 )
 
 // waitRequeue is the poll interval of the ControlPlane's waits.
@@ -46,7 +46,7 @@ type Reconciler struct {
 	APIReader client.Reader
 	// PoolPolicy is the pool controller's policy: a pool it refuses earns
 	// its cluster no contract.
-	PoolPolicy poolpolicy.Policy
+	PoolPolicy workloadpolicy.Policy
 }
 
 // KeystoneFactory returns an admin session for account and catalog work.

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -69,7 +68,7 @@ func TestIntegrationPoolPolicyWithoutTheWebhook(t *testing.T) {
 		}
 	}
 
-	restore := withoutWebhook(t, novaComputeWebhook)
+	restore := e.Management.WithoutWebhook(t, novaComputeWebhook)
 	pools := []*novav1alpha1.NovaCompute{
 		policyPool("pol-image", badImage), policyPool("pol-tolerations", controlPlaneNodes), policyPool("pol-keyless", keyless),
 	}
@@ -137,43 +136,4 @@ func policyPool(name string, mutate func(*novav1alpha1.NovaCompute)) *novav1alph
 	p.Spec.TargetClusterRef = &anvilmeta.TargetClusterRef{Name: "compute-c"}
 	mutate(p)
 	return p
-}
-
-// withoutWebhook takes one webhook out of the management cluster's
-// validating configuration and returns the function that puts it back.
-func withoutWebhook(t *testing.T, name string) func() {
-	t.Helper()
-	ctx := context.Background()
-	list := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
-	if err := env.Management.Client.List(ctx, list); err != nil {
-		t.Fatal(err)
-	}
-	for i := range list.Items {
-		cfg := &list.Items[i]
-		for j, w := range cfg.Webhooks {
-			if w.Name != name {
-				continue
-			}
-			saved := cfg.DeepCopy()
-			cfg.Webhooks = append(cfg.Webhooks[:j:j], cfg.Webhooks[j+1:]...)
-			if err := env.Management.Client.Update(ctx, cfg); err != nil {
-				t.Fatal(err)
-			}
-			// The apiserver picks the change up asynchronously.
-			time.Sleep(2 * time.Second)
-			return func() {
-				live := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-				if err := env.Management.Client.Get(ctx, client.ObjectKeyFromObject(saved), live); err != nil {
-					t.Fatal(err)
-				}
-				live.Webhooks = saved.Webhooks
-				if err := env.Management.Client.Update(ctx, live); err != nil {
-					t.Fatal(err)
-				}
-				time.Sleep(2 * time.Second)
-			}
-		}
-	}
-	t.Fatalf("no webhook %s is installed", name)
-	return nil
 }

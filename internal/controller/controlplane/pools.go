@@ -12,7 +12,7 @@ import (
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
-	"github.com/anvil/anvil/internal/poolpolicy"
+	"github.com/anvil/anvil/internal/workloadpolicy"
 )
 
 // Withheld is a pool the ControlPlane sends no contract for, and why.
@@ -32,7 +32,7 @@ type Withheld struct {
 // A deleting pool is kept, since MirrorTargets drops it anyway and the
 // rotation report must still see it go. It is pure, so the rules are
 // table-tested.
-func RunnablePools(pools []novav1alpha1.NovaCompute, policy poolpolicy.Policy, namespaceOptedIn bool) ([]novav1alpha1.NovaCompute, []Withheld) {
+func RunnablePools(pools []novav1alpha1.NovaCompute, policy workloadpolicy.Policy, namespaceOptedIn bool) ([]novav1alpha1.NovaCompute, []Withheld) {
 	var runnable []novav1alpha1.NovaCompute
 	var withheld []Withheld
 	for i := range pools {
@@ -45,7 +45,7 @@ func RunnablePools(pools []novav1alpha1.NovaCompute, policy poolpolicy.Policy, n
 			withheld = append(withheld, Withheld{Pool: p.Name, Why: "its namespace has not opted in to privileged pools"})
 			continue
 		}
-		if errs := policy.Check(p); len(errs) > 0 {
+		if errs := policy.CheckNovaCompute(p); len(errs) > 0 {
 			withheld = append(withheld, Withheld{Pool: p.Name, Why: "the pool policy refuses it"})
 			continue
 		}
@@ -72,7 +72,7 @@ func (r *Reconciler) namespaceOptedIn(ctx context.Context, namespace string) (bo
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: namespace}, ns, anyCachedVersion); err != nil {
 		return false, fmt.Errorf("reading namespace %s for its %s label: %w", namespace, novav1alpha1.PrivilegedPoolsLabel, err)
 	}
-	return poolpolicy.CheckNamespace(ns) == nil, nil
+	return workloadpolicy.CheckNamespace(ns) == nil, nil
 }
 
 // namespaceRead is namespaceOptedIn started at the beginning of a pass,

@@ -9,7 +9,7 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
-	"github.com/anvil/anvil/internal/poolpolicy"
+	"github.com/anvil/anvil/internal/workloadpolicy"
 )
 
 // TestRunnablePools: a pool earns its cluster the contract only when the
@@ -48,7 +48,7 @@ func TestRunnablePools(t *testing.T) {
 		"deleting among refused ns": {pools: []novav1alpha1.NovaCompute{pool("a", deleting), pool("b", nil)}, wantRunnable: []string{"a"}, wantWithheld: []string{"b"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			runnable, withheld := RunnablePools(tc.pools, poolpolicy.Policy{}, tc.optedIn)
+			runnable, withheld := RunnablePools(tc.pools, workloadpolicy.Policy{}, tc.optedIn)
 			var gotRunnable, gotWithheld []string
 			for _, p := range runnable {
 				gotRunnable = append(gotRunnable, p.Name)

@@ -15,6 +15,7 @@ import (
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/targetcluster"
+	"github.com/anvil/anvil/internal/workloadpolicy"
 )
 
 // childKinds are what an agent writes onto its cluster; a placed agent's
@@ -39,6 +40,8 @@ type Reconciler struct {
 	Teardown *targetcluster.Teardown
 	// Recorder records MetadataSharedSecretMirrorReaped.
 	Recorder events.EventRecorder
+	// Policy is what an agent may run; the webhook checks the same.
+	Policy workloadpolicy.Policy
 }
 
 // +kubebuilder:rbac:groups=neutron.openstack.c5c3.io,resources=neutronmetadataagents,verbs=get;list;watch;patch
@@ -76,6 +79,7 @@ type pass struct {
 // steps are the pass's steps in order, each with the condition it owns.
 func (r *Reconciler) steps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
+		{Condition: neutronv1alpha1.ChassisReadyCondition, Run: r.reconcilePolicy},
 		{Condition: neutronv1alpha1.ChassisReadyCondition, Run: r.reconcileCluster},
 		{Condition: neutronv1alpha1.ChassisReadyCondition, Run: r.reconcileChassis},
 		{Condition: neutronv1alpha1.SecretsReadyCondition, Run: r.reconcileSecrets},
@@ -103,6 +107,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	var out flow.Outcome
 	out, passErr = flow.Run(ctx, conditionsOf(agent), p, r.steps())
 	return flow.Result(out, passErr)
+}
+
+// reconcilePolicy refuses an agent the workload policy forbids before the
+// pass reads or writes anything for it. The refusal is reported on
+// DaemonSetReady, the condition of the privileged DaemonSet it withholds.
+func (r *Reconciler) reconcilePolicy(ctx context.Context, p *pass) (flow.Outcome, error) {
+	return flow.Continue, flow.EnforceWorkloadPolicy(ctx, r.APIReader, flow.PolicyCheck{
+		Namespace:   p.agent.Namespace,
+		Refusals:    r.Policy.CheckNeutronMetadataAgent(p.agent),
+		Condition:   neutronv1alpha1.DaemonSetReadyCondition,
+		ErrorReason: neutronv1alpha1.DaemonSetErrorReason,
+		Recheck:     chassisPoll,
+	})
 }
 
 // reconcileCluster resolves where the children live and, for a placed

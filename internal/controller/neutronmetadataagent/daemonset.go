@@ -77,10 +77,12 @@ func BuildDaemonSet(a *neutronv1alpha1.NeutronMetadataAgent, in DaemonSetInput) 
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: selector(a), Annotations: annotations},
 				Spec: corev1.PodSpec{
-					HostNetwork:  true,
-					DNSPolicy:    corev1.DNSClusterFirstWithHostNet,
-					NodeSelector: in.Chassis.NodeSelector,
-					Tolerations:  in.Chassis.Tolerations,
+					// Nothing in the pods talks to an apiserver.
+					AutomountServiceAccountToken: ptr.To(false),
+					HostNetwork:                  true,
+					DNSPolicy:                    corev1.DNSClusterFirstWithHostNet,
+					NodeSelector:                 in.Chassis.NodeSelector,
+					Tolerations:                  in.Chassis.Tolerations,
 					// The agent container is privileged, which lifts seccomp
 					// for it anyway; the profile still confines the init.
 					SecurityContext: &corev1.PodSecurityContext{

@@ -57,6 +57,9 @@ func TestBuildDaemonSetHTTP(t *testing.T) {
 	if sc := agent.SecurityContext; sc == nil || !*sc.Privileged || *sc.RunAsUser != 0 {
 		t.Errorf("agent security = %+v", sc)
 	}
+	if m := pod.AutomountServiceAccountToken; m == nil || *m {
+		t.Errorf("automountServiceAccountToken = %v, want false", m)
+	}
 	if len(agent.Env) != 1 || agent.Env[0].Name != SharedSecretEnv || agent.Env[0].Value != "" ||
 		agent.Env[0].ValueFrom.SecretKeyRef.Name != "controlplane-nova-metadata-agent-secret" || agent.Env[0].ValueFrom.SecretKeyRef.Key != "shared_secret" {
 		t.Errorf("env = %+v, want the shared secret from its Secret only", agent.Env)

@@ -21,6 +21,7 @@ import (
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/targetcluster"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
+	"github.com/anvil/anvil/internal/workloadpolicy"
 )
 
 // This suite runs the agent's controller alone on real apiservers: the
@@ -54,8 +55,8 @@ func startOperator(t *testing.T) *testenv.Environment {
 		}
 		for _, setup := range []func() error{
 			func() error { return anvilwebhook.SetupOVNCentralWebhook(mgr) },
-			func() error { return anvilwebhook.SetupOVNChassisWebhook(mgr) },
-			func() error { return anvilwebhook.SetupNeutronMetadataAgentWebhook(mgr) },
+			func() error { return anvilwebhook.SetupOVNChassisWebhook(mgr, workloadpolicy.Policy{}) },
+			func() error { return anvilwebhook.SetupNeutronMetadataAgentWebhook(mgr, workloadpolicy.Policy{}) },
 		} {
 			if err := setup(); err != nil {
 				t.Fatal(err)

@@ -18,8 +18,8 @@ import (
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/openstack"
-	"github.com/anvil/anvil/internal/poolpolicy"
 	"github.com/anvil/anvil/internal/targetcluster"
+	"github.com/anvil/anvil/internal/workloadpolicy"
 )
 
 // Requeue intervals of a pass. The Services step asks for the shortest any
@@ -100,7 +100,7 @@ type Reconciler struct {
 	// DefaultResync.
 	Resync time.Duration
 	// Policy is what a pool may run; the zero value is the default policy.
-	Policy poolpolicy.Policy
+	Policy workloadpolicy.Policy
 	// Keystone limits the hosts the pool authenticates at with its Nova's
 	// service password; the zero value admits only an owning
 	// ControlPlane's Keystone.

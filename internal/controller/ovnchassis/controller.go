@@ -29,6 +29,7 @@ import (
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/targetcluster"
+	"github.com/anvil/anvil/internal/workloadpolicy"
 )
 
 // Requeue intervals.
@@ -65,6 +66,8 @@ type Reconciler struct {
 	Teardown *targetcluster.Teardown
 	// Recorder records the events of condition transitions.
 	Recorder events.EventRecorder
+	// Policy is what a chassis may run; the webhook checks the same.
+	Policy workloadpolicy.Policy
 }
 
 // +kubebuilder:rbac:groups=ovn.openstack.c5c3.io,resources=ovnchassis,verbs=get;list;watch;patch
@@ -101,6 +104,7 @@ type pass struct {
 // steps are the pass's steps in order, each with the condition it owns.
 func (r *Reconciler) steps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
+		{Condition: ovnv1alpha1.CentralReadyCondition, Run: r.reconcilePolicy},
 		{Condition: ovnv1alpha1.CentralReadyCondition, Run: r.reconcileCluster},
 		{Condition: ovnv1alpha1.CentralReadyCondition, Run: r.reconcileCentral},
 		{Condition: ovnv1alpha1.CentralReadyCondition, Run: r.reconcileClientSecret},
@@ -130,6 +134,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	var out flow.Outcome
 	out, passErr = flow.Run(ctx, conditionsOf(chassis), p, r.steps())
 	return flow.Result(out, passErr)
+}
+
+// reconcilePolicy refuses a chassis the workload policy forbids before
+// the pass reads or writes anything for it, the client identity's copy
+// included. The refusal is reported on OVSReady, the condition of the
+// first privileged DaemonSet it withholds.
+func (r *Reconciler) reconcilePolicy(ctx context.Context, p *pass) (flow.Outcome, error) {
+	return flow.Continue, flow.EnforceWorkloadPolicy(ctx, r.APIReader, flow.PolicyCheck{
+		Namespace:   p.chassis.Namespace,
+		Refusals:    r.Policy.CheckOVNChassis(p.chassis),
+		Condition:   ovnv1alpha1.OVSReadyCondition,
+		ErrorReason: ovnv1alpha1.DaemonSetErrorReason,
+		Recheck:     centralPoll,
+	})
 }
 
 // reconcileCluster resolves where the children live and, for a placed

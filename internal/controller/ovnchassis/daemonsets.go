@@ -29,8 +29,8 @@ const (
 
 // BuildOVSDaemonSet returns Open vSwitch on every selected node: the
 // docs/design/ovn.md contract. The switch needs the host's network and
-// kernel, so the pod runs privileged only where it must: the init step
-// that loads modules, and the switch with the capabilities it uses.
+// kernel, yet no container runs privileged: each drops every capability
+// and takes back only those docs/design/security.md lists for it.
 func BuildOVSDaemonSet(c *ovnv1alpha1.OVNChassis, scriptsHash string) *appsv1.DaemonSet {
 	script := func(name string) []string { return []string{"/bin/bash", scriptsMountPath + "/" + name} }
 	mounts := []corev1.VolumeMount{
@@ -44,15 +44,16 @@ func BuildOVSDaemonSet(c *ovnv1alpha1.OVNChassis, scriptsHash string) *appsv1.Da
 			{Name: "lib-modules", MountPath: "/lib/modules", ReadOnly: true},
 			{Name: "run-ovn", MountPath: ovnRunPath},
 		}, mounts...),
-		SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
+		SecurityContext: withCapabilities("SYS_MODULE", "CHOWN", "FOWNER", "DAC_OVERRIDE"),
 	}
-	db := corev1.Container{Name: "ovsdb-server", Image: c.ResolvedImage(), Command: script("ovsdb-server.sh"), VolumeMounts: mounts}
+	db := corev1.Container{
+		Name: "ovsdb-server", Image: c.ResolvedImage(), Command: script("ovsdb-server.sh"), VolumeMounts: mounts,
+		SecurityContext: withCapabilities("DAC_OVERRIDE"),
+	}
 	vswitchd := corev1.Container{
 		Name: "ovs-vswitchd", Image: c.ResolvedImage(), Command: script("ovs-vswitchd.sh"), VolumeMounts: mounts,
-		Env: []corev1.EnvVar{{Name: "OVS_REVALIDATOR_THREADS", Value: strconv.Itoa(int(c.Spec.ResolvedRevalidatorThreads()))}},
-		SecurityContext: &corev1.SecurityContext{Capabilities: &corev1.Capabilities{
-			Add: []corev1.Capability{"NET_ADMIN", "SYS_NICE", "IPC_LOCK"},
-		}},
+		Env:             []corev1.EnvVar{{Name: "OVS_REVALIDATOR_THREADS", Value: strconv.Itoa(int(c.Spec.ResolvedRevalidatorThreads()))}},
+		SecurityContext: withCapabilities("NET_ADMIN", "NET_RAW", "SYS_NICE", "IPC_LOCK", "DAC_OVERRIDE"),
 		// Stopping without --cleanup keeps the datapath forwarding while
 		// the pod is replaced.
 		Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
@@ -88,7 +89,7 @@ func BuildControllerDaemonSet(c *ovnv1alpha1.OVNChassis, remote, scriptsHash str
 			{Name: "run-ovn", MountPath: ovnRunPath},
 			{Name: "tls", MountPath: tlsPath, ReadOnly: true},
 		}, mounts...),
-		SecurityContext: &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN"}}},
+		SecurityContext: withCapabilities("NET_ADMIN", "DAC_OVERRIDE"),
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{
 				"/bin/sh", "-c", "ovn-appctl -t ovn-controller connection-status | grep -qx connected",
@@ -135,6 +136,19 @@ func applyNodeContainer(c *ovnv1alpha1.OVNChassis, remote string) corev1.Contain
 			{Name: "nodes", MountPath: nodesPath, ReadOnly: true},
 			{Name: "scripts", MountPath: scriptsMountPath, ReadOnly: true},
 		},
+		// ovs-vsctl needs no capability: the socket is root's, like the
+		// container's user.
+		SecurityContext: withCapabilities(),
+	}
+}
+
+// withCapabilities is a container that drops every capability but add and
+// cannot gain more: no chassis container runs privileged.
+func withCapabilities(add ...corev1.Capability) *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		Privileged:               ptr.To(false),
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: add},
 	}
 }
 
@@ -156,13 +170,15 @@ func buildDaemonSet(c *ovnv1alpha1.OVNChassis, name, component, scriptsHash stri
 			Template: withPullPolicy(c, corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: selector(c, component), Annotations: map[string]string{ScriptsHashAnnotation: scriptsHash}},
 				Spec: corev1.PodSpec{
-					HostNetwork:    true,
-					DNSPolicy:      corev1.DNSClusterFirstWithHostNet,
-					NodeSelector:   c.Spec.NodeSelector,
-					Tolerations:    c.Spec.Tolerations,
-					InitContainers: init,
-					Containers:     containers,
-					Volumes:        volumes,
+					// Nothing in the pods talks to an apiserver.
+					AutomountServiceAccountToken: ptr.To(false),
+					HostNetwork:                  true,
+					DNSPolicy:                    corev1.DNSClusterFirstWithHostNet,
+					NodeSelector:                 c.Spec.NodeSelector,
+					Tolerations:                  c.Spec.Tolerations,
+					InitContainers:               init,
+					Containers:                   containers,
+					Volumes:                      volumes,
 				},
 			}),
 		},

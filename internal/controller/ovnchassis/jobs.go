@@ -14,7 +14,8 @@ import (
 // chassis-del Jobs talk to the central and run anywhere. None is retried:
 // a failure is reported, and deleting the Job runs it again.
 func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralAddresses) *batchv1.Job {
-	spec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Tolerations: c.Spec.Tolerations}
+	// Nothing in the Jobs talks to an apiserver.
+	spec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Tolerations: c.Spec.Tolerations, AutomountServiceAccountToken: ptr.To(false)}
 	script := func(name string) []string { return []string{"/bin/bash", scriptsMountPath + "/" + name} }
 	tls := corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 		SecretName: c.Status.ClientSecretName, DefaultMode: ptr.To[int32](0o440),
@@ -36,15 +37,17 @@ func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralA
 	case EvacuateJob:
 		spec.Containers = []corev1.Container{{
 			Name: "evacuate", Image: c.ResolvedImage(), Command: script("evacuate.sh"),
-			Env:          []corev1.EnvVar{{Name: "OVN_NB_DB", Value: addrs.NB}, {Name: "SYSTEM_ID", Value: a.Entry.SystemID}},
-			VolumeMounts: []corev1.VolumeMount{tlsMount, scriptsMount},
+			Env:             []corev1.EnvVar{{Name: "OVN_NB_DB", Value: addrs.NB}, {Name: "SYSTEM_ID", Value: a.Entry.SystemID}},
+			VolumeMounts:    []corev1.VolumeMount{tlsMount, scriptsMount},
+			SecurityContext: withCapabilities(),
 		}}
 		spec.Volumes = []corev1.Volume{tls, scriptsVolume(c)}
 	case ChassisDelJob:
 		spec.Containers = []corev1.Container{{
 			Name: "chassis-del", Image: c.ResolvedImage(), Command: script("chassis-del.sh"),
-			Env:          []corev1.EnvVar{{Name: "OVN_SB_DB", Value: addrs.SB}, {Name: "SYSTEM_ID", Value: a.Entry.SystemID}},
-			VolumeMounts: []corev1.VolumeMount{tlsMount, scriptsMount},
+			Env:             []corev1.EnvVar{{Name: "OVN_SB_DB", Value: addrs.SB}, {Name: "SYSTEM_ID", Value: a.Entry.SystemID}},
+			VolumeMounts:    []corev1.VolumeMount{tlsMount, scriptsMount},
+			SecurityContext: withCapabilities(),
 		}}
 		spec.Volumes = []corev1.Volume{tls, scriptsVolume(c)}
 	}

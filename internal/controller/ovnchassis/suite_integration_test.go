@@ -141,7 +141,7 @@ func newCentral(t *testing.T, name string, replicas, nbBase, sbBase int32) *ovnv
 func waitCentral(t *testing.T, name, condType, reason string, timeout time.Duration) *ovnv1alpha1.OVNCentral {
 	t.Helper()
 	c := &ovnv1alpha1.OVNCentral{}
-	waitCondition(t, name, c, func() []metav1.Condition { return c.Status.Conditions }, condType, reason, timeout)
+	waitCondition(t, workloadKey(name), c, func() []metav1.Condition { return c.Status.Conditions }, condType, reason, timeout)
 	return c
 }
 
@@ -149,25 +149,36 @@ func waitCentral(t *testing.T, name, condType, reason string, timeout time.Durat
 // returns the chassis.
 func waitChassis(t *testing.T, name, condType, reason string, timeout time.Duration) *ovnv1alpha1.OVNChassis {
 	t.Helper()
+	return waitChassisAt(t, workloadKey(name), condType, reason, timeout)
+}
+
+// waitChassisAt is waitChassis for a chassis in any namespace.
+func waitChassisAt(t *testing.T, key client.ObjectKey, condType, reason string, timeout time.Duration) *ovnv1alpha1.OVNChassis {
+	t.Helper()
 	c := &ovnv1alpha1.OVNChassis{}
-	waitCondition(t, name, c, func() []metav1.Condition { return c.Status.Conditions }, condType, reason, timeout)
+	waitCondition(t, key, c, func() []metav1.Condition { return c.Status.Conditions }, condType, reason, timeout)
 	return c
 }
 
-// waitCondition reads obj, named name in the workload namespace, until the
-// condition conds returns has the reason for obj's generation.
-func waitCondition(t *testing.T, name string, obj client.Object, conds func() []metav1.Condition, condType, reason string, timeout time.Duration) {
+// workloadKey is the key of name in the workload namespace.
+func workloadKey(name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: testenv.WorkloadNamespace, Name: name}
+}
+
+// waitCondition reads obj until the condition conds returns has the
+// reason for obj's generation.
+func waitCondition(t *testing.T, key client.ObjectKey, obj client.Object, conds func() []metav1.Condition, condType, reason string, timeout time.Duration) {
 	t.Helper()
 	var last *metav1.Condition
 	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testenv.WorkloadNamespace, Name: name}, obj); err != nil {
+		if err := env.Management.Client.Get(ctx, key, obj); err != nil {
 			return false, nil //nolint:nilerr // poll again
 		}
 		last = apimeta.FindStatusCondition(conds(), condType)
 		return last != nil && last.Reason == reason && last.ObservedGeneration == obj.GetGeneration(), nil
 	})
 	if err != nil {
-		t.Fatalf("%T %s: %s never became %s (last %+v; Ready %+v)", obj, name, condType, reason, last,
+		t.Fatalf("%T %s: %s never became %s (last %+v; Ready %+v)", obj, key, condType, reason, last,
 			apimeta.FindStatusCondition(conds(), anvilmeta.ReadyCondition))
 	}
 }

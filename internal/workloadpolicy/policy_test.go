@@ -1,4 +1,4 @@
-package poolpolicy
+package workloadpolicy
 
 import (
 	"strings"
@@ -70,7 +70,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			errs := tt.policy.Check(tt.pool)
+			errs := tt.policy.CheckNovaCompute(tt.pool)
 			if tt.wantPath == "" {
 				if len(errs) > 0 {
 					t.Fatalf("refused: %v", errs)
