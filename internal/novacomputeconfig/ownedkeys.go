@@ -1,9 +1,10 @@
 // Package novacomputeconfig knows which options of a node pool's
-// configuration Anvil sets itself. The admission webhook refuses some of them
-// in spec.extraConfig, and the pool controller reports the others when they
-// are overridden; both read the same tables here, so that what is refused
-// and what is reported cannot drift apart. The package is pure: it never
-// talks to a cluster.
+// configuration spec.extraConfig may set: the allowlist, and the options
+// Anvil sets itself. The admission webhook refuses what is off the list or
+// owned, and the pool controller refuses it again and reports the owned
+// options a pool may still override; both read the same tables here, so
+// that what is refused and what is reported cannot drift apart. The
+// package is pure: it never talks to a cluster.
 package novacomputeconfig
 
 import (
@@ -154,10 +155,10 @@ func OwnedKeyError(section, key string) (msg string, ok bool) {
 	return fmt.Sprintf("%s is managed via %s and must not be set in extraConfig (%s)", k.Name(), k.Source, k.Impact), true
 }
 
-// CheckExtraConfig returns the refusal of the first owned option extra
-// sets, in section and key order, or "" when it sets none. The pool
-// controller checks again what admission checked, since a pool may reach
-// it without the webhook.
+// CheckExtraConfig returns the refusal of the first option extra sets that
+// a pool may not set (an owned one, or one off the allowlist), in section
+// and key order, or "" when there is none. The pool controller checks again
+// what admission checked, since a pool may reach it without the webhook.
 func CheckExtraConfig(extra map[string]map[string]string) string {
 	sections := make([]string, 0, len(extra))
 	for s := range extra {
@@ -171,7 +172,7 @@ func CheckExtraConfig(extra map[string]map[string]string) string {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if msg, owned := OwnedKeyError(s, k); owned {
+			if msg := ExtraConfigError(s, k); msg != "" {
 				return msg
 			}
 		}

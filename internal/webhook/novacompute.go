@@ -256,30 +256,41 @@ func validateImage(p *field.Path, img *anvilmeta.ImageSpec) field.ErrorList {
 // validateExtraConfig refuses what would make the rendered file mean
 // something else than the spec says: control characters, which could start
 // a new line and so a new option or section; names the INI reader would
-// split differently; and the options Anvil owns. Values are never echoed,
+// split differently; the options Anvil owns; and every option off the
+// allowlist. Values are never echoed,
 // since an option value may be a credential.
 func validateExtraConfig(p *field.Path, extra map[string]map[string]string) field.ErrorList {
 	var errs field.ErrorList
 	for _, section := range slices.Sorted(maps.Keys(extra)) {
 		sp := pathKey(p, section)
+		sectionOK := false
 		if err := checkText(sp, "section name", section, section); err != nil {
 			errs = append(errs, err)
 		} else if section == "" || strings.ContainsAny(section, "[]") || strings.TrimSpace(section) != section {
 			errs = append(errs, field.Invalid(sp, section, msgSectionShape))
+		} else {
+			sectionOK = true
 		}
 		options := extra[section]
 		for _, key := range slices.Sorted(maps.Keys(options)) {
 			kp := pathKey(sp, key)
+			keyOK := false
 			if err := checkText(kp, "key", key, key); err != nil {
 				errs = append(errs, err)
 			} else if key == "" || strings.ContainsAny(key, "=:[]#;") || strings.IndexFunc(key, unicode.IsSpace) >= 0 {
 				errs = append(errs, field.Invalid(kp, key, msgKeyShape))
+			} else {
+				keyOK = true
 			}
 			if err := checkText(kp, "value", options[key], field.OmitValueType{}); err != nil {
 				errs = append(errs, err)
 			}
-			if msg, owned := novacomputeconfig.OwnedKeyError(section, key); owned {
-				errs = append(errs, field.Forbidden(kp, msg))
+			// A malformed name is refused once, for its shape; only a
+			// well-formed option is looked up.
+			if sectionOK && keyOK {
+				if msg := novacomputeconfig.ExtraConfigError(section, key); msg != "" {
+					errs = append(errs, field.Forbidden(kp, msg))
+				}
 			}
 		}
 	}

@@ -30,9 +30,9 @@ func validPool() *novav1alpha1.NovaCompute {
 	}
 	nc.Spec.UpdateStrategy = novav1alpha1.UpdateStrategySpec{Type: novav1alpha1.RollingUpdateStrategy, MaxUnavailable: ptr.To(intstr.FromString("25%"))}
 	nc.Spec.ExtraConfig = map[string]map[string]string{
-		"DEFAULT": {"debug": "true", "compute_driver": "libvirt.LibvirtDriver"},
+		"DEFAULT": {"debug": "true", "cpu_allocation_ratio": "4.0"},
 		"libvirt": {"virt_type": "qemu", "hw_machine_type": "x86_64=q35"},
-		"vnc":     {"server_listen": "$my_ip"},
+		"vnc":     {"enabled": "true"},
 	}
 	nc.Spec.Traits = []string{"CUSTOM_POOL_A", "CUSTOM_GPU_1"}
 	nc.Spec.HostTraits = []novav1alpha1.HostTraitsSpec{
@@ -227,7 +227,15 @@ func TestValidateNovaCompute(t *testing.T) {
 			want: []want{{"spec.extraConfig[libvirt][DEFAULT]", field.ErrorTypeInvalid, "section name must not be empty, contain [ or ]"}}},
 		{name: "empty section name", mutate: extra("", "x", "y"),
 			want: []want{{"spec.extraConfig[]", field.ErrorTypeInvalid, "section name must not be empty"}}},
-		{name: "URL and interpolation in values are fine", mutate: extra("DEFAULT", "instance_name_template", "instance-%08x; $my_ip # not a comment")},
+		{name: "URL and interpolation in values are fine", mutate: extra("pci", "alias", `{"name": "a1", "product_id": "%08x"}; $my_ip # not a comment`)},
+		{name: "an option off the allowlist", mutate: extra("DEFAULT", "log_config_append", "/tmp/evil.conf"),
+			want: []want{{"spec.extraConfig[DEFAULT][log_config_append]", field.ErrorTypeForbidden, "DEFAULT.log_config_append is not an option a pool may set in extraConfig"}}},
+		{name: "the review's redirect", mutate: func(nc *novav1alpha1.NovaCompute) {
+			nc.Spec.ExtraConfig["placement"] = map[string]string{"auth_type": "http_basic", "endpoint": "https://x"}
+		}, want: []want{
+			{"spec.extraConfig[placement][auth_type]", field.ErrorTypeForbidden, "placement.auth_type is not"},
+			{"spec.extraConfig[placement][endpoint]", field.ErrorTypeForbidden, "placement.endpoint is not"},
+		}},
 
 		{name: "empty target cluster name", mutate: func(nc *novav1alpha1.NovaCompute) { nc.Spec.TargetClusterRef.Name = "" },
 			want: []want{{"spec.targetClusterRef.name", field.ErrorTypeRequired, "target cluster name must be set"}}},
@@ -356,8 +364,8 @@ func TestValidateNovaComputeHidesValues(t *testing.T) {
 	nc.Spec.ExtraConfig["neutron"] = map[string]string{"password": "hunter2\n"}
 	nc.Spec.ExtraConfig["database"] = map[string]string{"connection": "mysql://nova:hunter2@db\x00"}
 	errs := ValidateNovaCompute(nc, nil)
-	if len(errs) != 3 {
-		t.Errorf("want a line-break, an owned-key and a control-character error, got %v", errs)
+	if len(errs) != 4 {
+		t.Errorf("want a line-break, an owned-key, a control-character and an off-the-allowlist error, got %v", errs)
 	}
 	if err := novaComputeInvalid(nc, errs); strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("the admission error repeats a value: %v", err)

@@ -52,7 +52,8 @@ type NovaComputeSpec struct {
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
 	// ExtraConfig is merged over the pool's rendered configuration, section
-	// by section; its values win. Keys the operator manages are refused.
+	// by section; its values win. Only the options of the allowlist in
+	// docs/reference/novacompute-admission.md may be set.
 	// +optional
 	ExtraConfig map[string]map[string]string `json:"extraConfig,omitempty"`
 

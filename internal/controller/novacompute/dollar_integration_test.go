@@ -93,6 +93,7 @@ func TestIntegrationDollarPasswordReachesNovaCompute(t *testing.T) {
 		return len(rps) == 1, fmt.Sprintf("%d providers named %s", len(rps), nodeDollar)
 	})
 	assertNotRestarted(t, m)
+	assertRefusedOptionNeverReachesAPod(t, e, dollarPool)
 	testenv.AssertNoLeak(t, append(append(m.EventMessages(t), logs.String()), poolConditionTexts(t, e)...),
 		[]string{password, busPassword, doubled(password), doubled(busPassword)})
 	t.Logf("nova-compute authenticated with both passwords %s after the test started", time.Since(started).Round(time.Second))

@@ -138,7 +138,8 @@ func MissingContractKeys(data map[string][]byte) []string {
 	return missing
 }
 
-// OwnedKeyError refuses an extraConfig option Anvil manages. Its message
+// OwnedKeyError refuses an extraConfig option a pool may not set: one
+// Anvil manages, or one off the allowlist. Its message
 // names the option, never its value.
 type OwnedKeyError struct{ Message string }
 

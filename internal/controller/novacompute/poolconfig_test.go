@@ -35,10 +35,13 @@ func TestBuildPoolConfig(t *testing.T) {
 		}), want: []string{"virt_type = qemu\n", "cpu_mode = custom\ncpu_models = Haswell,Broadwell\nimages_type = qcow2\n"}},
 		{name: "extraConfig wins and adds", pool: pool(func(p *novav1alpha1.NovaCompute) {
 			p.Spec.ExtraConfig = map[string]map[string]string{
-				"libvirt":          {"virt_type": "qemu", "disk_cachemodes": "network=writeback"},
-				"filter_scheduler": {"b": "2", "a": "1"},
+				"libvirt": {"virt_type": "qemu", "disk_cachemodes": "network=writeback"},
+				"compute": {"cpu_shared_set": "0-1", "cpu_dedicated_set": "2-7"},
 			}
-		}), want: []string{"virt_type = qemu\n", "disk_cachemodes = network=writeback\n", "[filter_scheduler]\na = 1\nb = 2\n"}, notWant: []string{"virt_type = kvm"}},
+		}), want: []string{"virt_type = qemu\n", "disk_cachemodes = network=writeback\n", "[compute]\ncpu_dedicated_set = 2-7\ncpu_shared_set = 0-1\n"}, notWant: []string{"virt_type = kvm"}},
+		{name: "an option off the allowlist is refused even without admission", pool: pool(func(p *novav1alpha1.NovaCompute) {
+			p.Spec.ExtraConfig = map[string]map[string]string{"DEFAULT": {"log_config_append": "/tmp/evil.conf"}}
+		}), wantErr: true},
 		{name: "a newline in extraConfig is refused", pool: pool(func(p *novav1alpha1.NovaCompute) {
 			p.Spec.ExtraConfig = map[string]map[string]string{"DEFAULT": {"debug": "true\n[evil]"}}
 		}), wantErr: true},
