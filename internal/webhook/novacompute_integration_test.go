@@ -62,7 +62,7 @@ func TestIntegrationNovaComputeAdmission(t *testing.T) {
 	offboarding := "tolerates kvm.cloud.sap/offboarding:NoExecute; openstack-hypervisor-operator deletes the compute service only after every agent pod on the node is gone, and a nova-compute that stays re-registers it"
 	customTrait := "must be a custom trait: CUSTOM_ followed by upper-case letters, digits and underscores"
 	keyless := func(taints string) string {
-		return "tolerates every " + taints + " (operator Exists without a key): a privileged hostNetwork nova-compute must never run on a node whose taints keep workloads out"
+		return "tolerates every " + taints + " (operator Exists without a key): a pool runs privileged on the host network and must never run on a node whose taints keep workloads out"
 	}
 
 	creates := []struct {

@@ -100,7 +100,9 @@ func TestIntegrationPrivilegedKindsNamespaceOptIn(t *testing.T) {
 	if err := c.Update(ctx, workers); err != nil {
 		t.Fatalf("a change of workers after the label was removed was refused: %v", err)
 	}
+	// A new tag of the same repository is no decision of the policy's; a
+	// new repository is.
 	image := workers.DeepCopy()
-	image.Spec.Image.Tag = "2026.2"
+	image.Spec.Image.Repository = "ghcr.io/c5c3/neutron-metadata"
 	assertOVNRefused(t, c.Update(ctx, image), metadataAgentWebhook, want)
 }
