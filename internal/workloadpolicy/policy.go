@@ -6,7 +6,8 @@
 // created in a namespace a cluster administrator has not opted in. The
 // admission webhooks and the controllers of all three kinds ask this
 // package, so an object that bypassed admission is refused again before
-// anything is written for it. It is pure.
+// anything is written for it. Only ReadOptIn talks to an apiserver; the
+// rest is pure.
 package workloadpolicy
 
 import (

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
@@ -68,11 +66,8 @@ func describeWithheld(withheld []Withheld) string {
 // read only when there are pools to judge, so a ControlPlane without any
 // costs no request.
 func (r *Reconciler) namespaceOptedIn(ctx context.Context, namespace string) (bool, error) {
-	ns := &corev1.Namespace{}
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: namespace}, ns, anyCachedVersion); err != nil {
-		return false, fmt.Errorf("reading namespace %s for its %s label: %w", namespace, novav1alpha1.PrivilegedPoolsLabel, err)
-	}
-	return workloadpolicy.CheckNamespace(ns) == nil, nil
+	refusal, err := workloadpolicy.ReadOptIn(ctx, r.APIReader, namespace)
+	return refusal == nil && err == nil, err
 }
 
 // namespaceRead is namespaceOptedIn started at the beginning of a pass,
@@ -117,8 +112,3 @@ func (r *Reconciler) optedIn(ctx context.Context, ahead *namespaceRead, namespac
 		return false, ctx.Err()
 	}
 }
-
-// anyCachedVersion lets the apiserver answer from its watch cache rather
-// than from etcd. The answer is as fresh as an informer's, and it is cheap
-// when a rollout keeps etcd busy, as a rotation does.
-var anyCachedVersion = &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}}

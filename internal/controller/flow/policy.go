@@ -2,10 +2,8 @@ package flow
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,19 +31,17 @@ type PolicyCheck struct {
 // Admission checked the same policy; an object that bypassed it, or was
 // admitted before the policy tightened, stops here. A refused spec is
 // terminal until it or the policy changes; a namespace without the opt-in
-// is a wait. The Namespace is read without a cache, since the operator
-// caches no Namespaces.
+// is a wait.
 func EnforceWorkloadPolicy(ctx context.Context, reader client.Reader, c PolicyCheck) error {
 	if len(c.Refusals) > 0 {
 		return Invalid(c.Condition, anvilmeta.RefusedByPolicyReason, c.Refusals.ToAggregate())
 	}
-	ns := &corev1.Namespace{}
-	if err := reader.Get(ctx, client.ObjectKey{Name: c.Namespace}, ns); err != nil {
-		return Fail(c.Condition, c.ErrorReason,
-			fmt.Errorf("reading namespace %s for its %s label: %w", c.Namespace, anvilmeta.PrivilegedNamespaceLabel, err))
+	refusal, err := workloadpolicy.ReadOptIn(ctx, reader, c.Namespace)
+	if err != nil {
+		return Fail(c.Condition, c.ErrorReason, err)
 	}
-	if err := workloadpolicy.CheckNamespace(ns); err != nil {
-		return Wait(c.Condition, anvilmeta.NamespaceNotOptedInReason, c.Recheck, "%s", err.Error())
+	if refusal != nil {
+		return Wait(c.Condition, anvilmeta.NamespaceNotOptedInReason, c.Recheck, "%s", refusal.Error())
 	}
 	return nil
 }
