@@ -13,6 +13,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="${ANVIL_BIN:-$root/bin}"
 tools="$root/hack/tools"
+# The same build settings as Anvil's tests and image (see the Makefile): the
+# Kubernetes libraries the tools share with Anvil then compile once, and a
+# first `make test` reuses them from the build cache.
+export CGO_ENABLED=0
 
 # Pinned versions that are stamped into binaries which report them.
 KUBE_VERSION="v1.37.2"

@@ -3,8 +3,8 @@ package devstack
 import (
 	"bytes"
 	"encoding/base64"
+	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -21,8 +21,13 @@ import (
 // the webhook Secret carrying the devstack's certificate, and no webhook
 // configuration, which installWebhooks registers by URL instead.
 func TestChartForTheDevstack(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+	// go test runs in the package's directory; -trimpath leaves no
+	// source path in the binary to find the repository from.
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(wd, "..", "..", "..")
 	s := &Stack{root: root, dir: t.TempDir(), bin: filepath.Join(root, "bin")}
 	op := &operatorState{Mode: OperatorModeChart, HealthAddr: "127.0.0.1:40001", MetricsAddr: "127.0.0.1:40002", WebhookPort: 40003}
 	raw, err := s.renderOperatorChart(t.Context(), chartValues(op, "abc", []string{"127.0.0.1:5000"}))
