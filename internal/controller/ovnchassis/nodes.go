@@ -3,6 +3,7 @@ package ovnchassis
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,14 +26,16 @@ type NodeEntry struct {
 	Leaving bool
 }
 
-// Render is the entry as bash KEY=value lines. Values are quoted so the
-// file can be sourced whatever they hold.
+// Render is the entry as bash KEY=value lines, which apply-node.sh
+// sources. Values are in single quotes, inside which bash expands
+// nothing: in double quotes, a value holding $(...) would run as a command
+// on the node.
 func (e NodeEntry) Render() string {
 	lines := []string{
-		"SYSTEM_ID=" + strconv.Quote(e.SystemID),
+		"SYSTEM_ID=" + shellQuote(e.SystemID),
 		"GATEWAY=" + strconv.FormatBool(e.Gateway),
-		"BRIDGE_MAPPINGS=" + strconv.Quote(e.BridgeMappings),
-		"ENCAP_TYPE=" + strconv.Quote(e.EncapType),
+		"BRIDGE_MAPPINGS=" + shellQuote(e.BridgeMappings),
+		"ENCAP_TYPE=" + shellQuote(e.EncapType),
 	}
 	if e.Leaving {
 		lines = append(lines, "LEAVING=true")
@@ -46,15 +49,40 @@ func (e NodeEntry) Hash() string {
 	return hex.EncodeToString(sum[:])[:8]
 }
 
-// ParseSystemID reads SYSTEM_ID back from a rendered entry.
+// shellQuote puts s in single quotes for bash; a single quote inside ends
+// the quoting, adds an escaped quote and starts it again.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// systemIDPattern is the form of the ids newSystemID mints: a lower-case
+// UUID.
+var systemIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// IsSystemID tells whether s has the form of an id Anvil mints. Only such
+// an id is ever rendered, and so handed to chassis-del in the shared
+// Southbound.
+func IsSystemID(s string) bool { return systemIDPattern.MatchString(s) }
+
+// ParseSystemID reads SYSTEM_ID back from a rendered entry, in single
+// quotes or in the double quotes that earlier versions wrote. It returns
+// "" for anything but an id of the form Anvil mints: the ConfigMap lives on
+// the compute cluster, where others may write it.
 func ParseSystemID(rendered string) string {
 	for _, line := range strings.Split(rendered, "\n") {
-		if v, ok := strings.CutPrefix(line, "SYSTEM_ID="); ok {
-			if s, err := strconv.Unquote(v); err == nil {
-				return s
-			}
+		v, ok := strings.CutPrefix(line, "SYSTEM_ID=")
+		if !ok {
+			continue
+		}
+		if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
+			v = v[1 : len(v)-1]
+		} else if u, err := strconv.Unquote(v); err == nil {
+			v = u
+		}
+		if IsSystemID(v) {
 			return v
 		}
+		return ""
 	}
 	return ""
 }
@@ -66,18 +94,26 @@ type NodeInput struct {
 }
 
 // DecideNodes renders one entry per selected node and one leaving entry per
-// node that was rendered before and is no longer selected, in name order.
-// A node keeps its system-id for life: the live ConfigMap's first, then the
-// one in status, else mint makes one, because a new id would register a
-// second chassis for the same host.
+// node that status records and that is no longer selected, in name order.
+// A node keeps its system-id for life, because a new id would register a
+// second chassis for the same host: the one status records first, then,
+// for a selected node that status does not record yet (a pass that wrote
+// the ConfigMap and stopped before its status), the live ConfigMap's,
+// else mint makes one. The live ConfigMap never names a leaving node nor
+// overrides status: it is on the compute cluster, and a leaving entry
+// deletes its chassis from the Southbound that every cluster shares.
 func DecideNodes(chassis *ovnv1alpha1.OVNChassis, selected []NodeInput, live map[string]string, mint func() string) []NodeEntry {
 	known := map[string]string{}
 	for _, n := range chassis.Status.Nodes {
-		known[n.Name] = n.SystemID
+		if IsSystemID(n.SystemID) {
+			known[n.Name] = n.SystemID
+		}
 	}
-	for name, rendered := range live {
-		if id := ParseSystemID(rendered); id != "" {
-			known[name] = id
+	for _, n := range selected {
+		if _, ok := known[n.Name]; !ok {
+			if id := ParseSystemID(live[n.Name]); id != "" {
+				known[n.Name] = id
+			}
 		}
 	}
 	var gateway labels.Selector

@@ -1,6 +1,9 @@
 package ovnchassis
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,18 +14,27 @@ import (
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 )
 
+// Fixed system-ids of the form newSystemID mints.
+const (
+	idLive    = "1a2b3c4d-1111-4111-8111-11111111abcd"
+	idStatus  = "22222222-2222-4222-8222-222222222222"
+	idGone    = "33333333-3333-4333-8333-333333333333"
+	idMinted  = "44444444-4444-4444-8444-444444444444"
+	idForeign = "55555555-5555-4555-8555-555555555555"
+)
+
 func TestNodeEntryRender(t *testing.T) {
-	e := NodeEntry{Name: "hv1", SystemID: "id-1", Gateway: true, BridgeMappings: "physnet1:br-ex", EncapType: "geneve"}
+	e := NodeEntry{Name: "hv1", SystemID: idLive, Gateway: true, BridgeMappings: "physnet1:br-ex", EncapType: "geneve"}
 	got := e.Render()
-	want := "SYSTEM_ID=\"id-1\"\nGATEWAY=true\nBRIDGE_MAPPINGS=\"physnet1:br-ex\"\nENCAP_TYPE=\"geneve\"\n"
+	want := "SYSTEM_ID='" + idLive + "'\nGATEWAY=true\nBRIDGE_MAPPINGS='physnet1:br-ex'\nENCAP_TYPE='geneve'\n"
 	if got != want {
 		t.Errorf("render = %q", got)
 	}
-	if ParseSystemID(got) != "id-1" {
+	if ParseSystemID(got) != idLive {
 		t.Errorf("system-id read back = %q", ParseSystemID(got))
 	}
 	e.Leaving = true
-	if !strings.HasSuffix(e.Render(), "LEAVING=true\n") || e.Hash() == (NodeEntry{Name: "hv1", SystemID: "id-1"}).Hash() {
+	if !strings.HasSuffix(e.Render(), "LEAVING=true\n") || e.Hash() == (NodeEntry{Name: "hv1", SystemID: idLive}).Hash() {
 		t.Errorf("leaving entry = %q", e.Render())
 	}
 	if len(e.Hash()) != 8 {
@@ -30,14 +42,68 @@ func TestNodeEntryRender(t *testing.T) {
 	}
 }
 
+// TestRenderedValuesStayData sources rendered entries in bash: whatever a
+// value holds, bash reads it back as it was and runs nothing.
+func TestRenderedValuesStayData(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	marker := filepath.Join(t.TempDir(), "ran")
+	for _, v := range []string{"$(touch " + marker + ")", "`touch " + marker + "`", "a'b", "'; touch " + marker + "; '", `"$HOME"\`, "x\ny"} {
+		e := NodeEntry{SystemID: v, BridgeMappings: v, EncapType: v}
+		cmd := exec.Command(bash, "-c", `source /dev/stdin; printf '%s\0%s\0%s' "$SYSTEM_ID" "$BRIDGE_MAPPINGS" "$ENCAP_TYPE"`)
+		cmd.Stdin = strings.NewReader(e.Render())
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("sourcing the entry for %q: %v", v, err)
+		}
+		if want := v + "\x00" + v + "\x00" + v; string(out) != want {
+			t.Errorf("bash read %q back as %q", v, out)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("sourcing the entry for %q ran a command", v)
+		}
+	}
+}
+
+func TestParseSystemID(t *testing.T) {
+	for _, tc := range []struct {
+		name, rendered, want string
+	}{
+		{"single quotes", "SYSTEM_ID='" + idLive + "'\n", idLive},
+		{"double quotes of earlier versions", "GATEWAY=false\nSYSTEM_ID=\"" + idLive + "\"\n", idLive},
+		{"not a UUID", "SYSTEM_ID='ovn-central-0'\n", ""},
+		{"a command", "SYSTEM_ID=\"$(reboot)\"\n", ""},
+		{"upper case", "SYSTEM_ID='" + strings.ToUpper(idLive) + "'\n", ""},
+		{"trailing text", "SYSTEM_ID='" + idLive + "' x\n", ""},
+		{"absent", "GATEWAY=true\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ParseSystemID(tc.rendered); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestDecideNodes(t *testing.T) {
 	c := testChassis("compute-a")
 	c.Spec.Gateway = &ovnv1alpha1.ChassisGatewaySpec{NodeSelector: map[string]string{GatewayNodeLabel: "true"}}
 	c.Spec.BridgeMappings = []ovnv1alpha1.BridgeMapping{{PhysicalNetwork: "physnet1", Bridge: "br-ex"}}
-	c.Status.Nodes = []ovnv1alpha1.ChassisNodeStatus{{Name: "hv2", SystemID: "from-status"}, {Name: "gone", SystemID: "gone-id"}}
-	live := map[string]string{"hv1": NodeEntry{SystemID: "from-live"}.Render(), "hv2": NodeEntry{SystemID: "live-wins"}.Render()}
+	c.Status.Nodes = []ovnv1alpha1.ChassisNodeStatus{{Name: "hv2", SystemID: idStatus}, {Name: "gone", SystemID: idGone}}
+	live := map[string]string{
+		// hv1 was written and its pass stopped before status: kept.
+		"hv1": NodeEntry{SystemID: idLive}.Render(),
+		// A live entry never overrides status.
+		"hv2": NodeEntry{SystemID: idForeign}.Render(),
+		// A key nobody selected or recorded names no leaving chassis.
+		"planted": NodeEntry{SystemID: idForeign}.Render(),
+		// A selected node whose live id is not Anvil's gets a new one.
+		"hv3": NodeEntry{SystemID: "$(reboot)"}.Render(),
+	}
 	minted := 0
-	mint := func() string { minted++; return "minted" }
+	mint := func() string { minted++; return idMinted }
 	selected := []NodeInput{
 		{Name: "hv3", Labels: map[string]string{}},
 		{Name: "hv1", Labels: map[string]string{GatewayNodeLabel: "true"}},
@@ -45,10 +111,10 @@ func TestDecideNodes(t *testing.T) {
 	}
 	got := DecideNodes(c, selected, live, mint)
 	want := []NodeEntry{
-		{Name: "gone", SystemID: "gone-id", EncapType: "geneve", Leaving: true},
-		{Name: "hv1", SystemID: "from-live", Gateway: true, BridgeMappings: "physnet1:br-ex", EncapType: "geneve"},
-		{Name: "hv2", SystemID: "live-wins", BridgeMappings: "physnet1:br-ex", EncapType: "geneve"},
-		{Name: "hv3", SystemID: "minted", BridgeMappings: "physnet1:br-ex", EncapType: "geneve"},
+		{Name: "gone", SystemID: idGone, EncapType: "geneve", Leaving: true},
+		{Name: "hv1", SystemID: idLive, Gateway: true, BridgeMappings: "physnet1:br-ex", EncapType: "geneve"},
+		{Name: "hv2", SystemID: idStatus, BridgeMappings: "physnet1:br-ex", EncapType: "geneve"},
+		{Name: "hv3", SystemID: idMinted, BridgeMappings: "physnet1:br-ex", EncapType: "geneve"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("entries = %+v", got)
