@@ -107,8 +107,18 @@ const (
 	// metadata shared secret on a compute cluster. Only Secrets with the
 	// value "true" are ever reaped; an unlabelled one is the user's.
 	MetadataSharedSecretMirrorLabel = "neutron.openstack.c5c3.io/metadata-shared-secret-mirror"
+	// metadataSharedSecretMirrorSuffix ends the name of a ControlPlane's
+	// copy; see MetadataSharedSecretMirrorName.
+	metadataSharedSecretMirrorSuffix = "-nova-metadata-agent-secret"
 	// MetadataSecretHashAnnotation on the pod template carries a hash of
 	// the shared secret's value, never the value, so that a rotation rolls
 	// the pods that read it from their environment.
 	MetadataSecretHashAnnotation = "neutron.c5c3.io/metadata-secret-hash"
 )
+
+// MetadataSharedSecretMirrorName is the name of the copy of the metadata
+// shared secret that the ControlPlane named controlPlane delivers to the
+// compute clusters of its agents: "{controlPlane}-nova-metadata-agent-secret".
+func MetadataSharedSecretMirrorName(controlPlane string) string {
+	return controlPlane + metadataSharedSecretMirrorSuffix
+}

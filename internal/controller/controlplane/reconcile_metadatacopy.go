@@ -28,7 +28,7 @@ const metadataSecretKey = "shared_secret"
 // ControlPlane writes for the metadata agents on compute clusters:
 // {cp}-nova-metadata-agent-secret.
 func MetadataAgentSecretName(cp *c5c3v1alpha1.ControlPlane) string {
-	return cp.Name + "-nova-metadata-agent-secret"
+	return neutronv1alpha1.MetadataSharedSecretMirrorName(cp.Name)
 }
 
 // MetadataAgentTargets returns the clusters that need the copy: those of

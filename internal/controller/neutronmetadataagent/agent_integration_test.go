@@ -118,9 +118,10 @@ func TestIntegrationAgentOnComputeCluster(t *testing.T) {
 	assertNoSecretLeak(t, a)
 }
 
-// The last agent on compute-a to go reaps the labelled copy; the one
-// before it leaves it for the other, and an unlabelled Secret in the same
-// namespace is never touched.
+// The last agent on compute-a to go reaps the ControlPlane's copy; the one
+// before it leaves it for the other. An unlabelled Secret in the same
+// namespace is never touched, nor is a Secret an agent names that carries
+// the mirror label without a ControlPlane's ownership (the review's B5).
 func TestIntegrationTeardownReapsTheLastCopy(t *testing.T) {
 	e := startOperator(t)
 	compute := e.ComputeCluster("compute-a")
@@ -130,6 +131,10 @@ func TestIntegrationTeardownReapsTheLastCopy(t *testing.T) {
 	unlabelled := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "users-own-secret", Namespace: ns},
 		Data: map[string][]byte{"shared_secret": []byte("x")}}
 	create(t, compute, unlabelled)
+	planted := newMirror(sharedSecret)
+	planted.Name = "planted-nova-metadata-agent-secret"
+	planted.Labels = map[string]string{neutronv1alpha1.MetadataSharedSecretMirrorLabel: "true"}
+	create(t, compute, planted)
 
 	first := newAgent(t, "reap-first", "reap-chassis", nil)
 	second := newAgent(t, "reap-second", "reap-chassis", nil)
@@ -148,6 +153,14 @@ func TestIntegrationTeardownReapsTheLastCopy(t *testing.T) {
 	}
 	if !exists(t, compute, unlabelled.Name) {
 		t.Error("the unlabelled Secret was deleted")
+	}
+	third := newAgent(t, "reap-planted", "reap-chassis", func(a *neutronv1alpha1.NeutronMetadataAgent) {
+		a.Spec.NovaMetadata.SharedSecretRef.Name = planted.Name
+	})
+	waitAgent(t, "reap-planted", neutronv1alpha1.DaemonSetReadyCondition, neutronv1alpha1.DaemonSetProgressingReason)
+	deleteAndWait(t, third)
+	if !exists(t, compute, planted.Name) {
+		t.Error("an agent's teardown deleted a Secret that carries the mirror label but no ControlPlane's ownership")
 	}
 	eventually(t, "the reap is recorded", func() error {
 		list := &corev1.EventList{}

@@ -44,13 +44,14 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, a *neutronv1alpha1.Neu
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, a, patch))
 }
 
-// reapMirrors deletes the labelled copies of the shared secret in the
-// agent's namespace on its cluster that MirrorsToReap gives up, with one
-// Normal event each. Both lists are read past any cache: a stale list of
+// reapMirrors deletes the copy of the shared secret in the agent's
+// namespace on its cluster that MirrorsToReap gives up, with a Normal
+// event. Both lists are read past any cache: a stale list of
 // agents could reap a copy another agent just started to read, and a
 // stale list of Secrets could miss a label. Each deletion checks the label
-// again on the live object and is conditional on its UID, so neither an
-// unlabelled Secret nor one recreated meanwhile is ever deleted.
+// again on the live object and is conditional on its UID, so neither a
+// Secret without the ControlPlane's labels nor one recreated meanwhile is
+// ever deleted.
 func (r *Reconciler) reapMirrors(ctx context.Context, cluster *targetcluster.Children, a *neutronv1alpha1.NeutronMetadataAgent) error {
 	secrets := &corev1.SecretList{}
 	if err := cluster.Reader.List(ctx, secrets, client.InNamespace(a.Namespace),
@@ -66,7 +67,7 @@ func (r *Reconciler) reapMirrors(ctx context.Context, cluster *targetcluster.Chi
 	}
 	for _, name := range MirrorsToReap(a, secrets.Items, agents.Items) {
 		deleted, err := cluster.DeleteIf(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: a.Namespace, Name: name}},
-			func(live client.Object) bool { return isMirror(live.GetLabels()) })
+			func(live client.Object) bool { return isDeliveredCopy(live) })
 		if err != nil {
 			return fmt.Errorf("deleting %s: %w", name, err)
 		}

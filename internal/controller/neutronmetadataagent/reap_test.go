@@ -8,12 +8,31 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	"github.com/anvil/anvil/internal/targetcluster"
 )
 
-func mirror(name string, labelled bool) corev1.Secret {
+// mirror is a Secret named name in openstack; delivered gives it the
+// labels a ControlPlane's copy carries, naming the ControlPlane cp.
+func mirror(name string, delivered bool) corev1.Secret {
 	s := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "openstack"}}
-	if labelled {
-		s.Labels = map[string]string{neutronv1alpha1.MetadataSharedSecretMirrorLabel: "true"}
+	if delivered {
+		s.Labels = map[string]string{
+			neutronv1alpha1.MetadataSharedSecretMirrorLabel: "true",
+			targetcluster.OwnerKindLabel:                    "ControlPlane", targetcluster.OwnerNameLabel: "cp",
+			targetcluster.OwnerNamespaceLabel: "openstack",
+		}
+	}
+	return s
+}
+
+// relabelled is the delivered copy with one label changed, or removed
+// when value is "".
+func relabelled(key, value string) corev1.Secret {
+	s := mirror(copyName, true)
+	if value == "" {
+		delete(s.Labels, key)
+	} else {
+		s.Labels[key] = value
 	}
 	return s
 }
@@ -28,47 +47,58 @@ func naming(name, cluster, secret string, deleting bool) neutronv1alpha1.Neutron
 	return *a
 }
 
+const copyName = "cp-nova-metadata-agent-secret"
+
 func TestMirrorsToReap(t *testing.T) {
-	const copyName = "cp-nova-metadata-agent-secret"
 	me := naming("me", "compute-a", copyName, true)
-	falseLabel := mirror("false-label", false)
-	falseLabel.Labels = map[string]string{neutronv1alpha1.MetadataSharedSecretMirrorLabel: "false"}
-	elsewhere := mirror("other-namespace", true)
+	elsewhere := mirror(copyName, true)
 	elsewhere.Namespace = "other"
+	elsewhere.Labels[targetcluster.OwnerNamespaceLabel] = "other"
+	// A copy of ControlPlane "x" under the name of "cp"'s copy.
+	misnamed := relabelled(targetcluster.OwnerNameLabel, "x")
+	agents := func(others ...neutronv1alpha1.NeutronMetadataAgent) []neutronv1alpha1.NeutronMetadataAgent {
+		return append([]neutronv1alpha1.NeutronMetadataAgent{me}, others...)
+	}
 	tests := []struct {
 		name    string
+		me      *neutronv1alpha1.NeutronMetadataAgent
 		mirrors []corev1.Secret
 		agents  []neutronv1alpha1.NeutronMetadataAgent
 		want    []string
 	}{
-		{name: "the last agent reaps", mirrors: []corev1.Secret{mirror(copyName, true)},
-			agents: []neutronv1alpha1.NeutronMetadataAgent{me}, want: []string{copyName}},
+		{name: "the last agent reaps", mirrors: []corev1.Secret{mirror(copyName, true)}, agents: agents(), want: []string{copyName}},
 		{name: "another agent on the cluster keeps it", mirrors: []corev1.Secret{mirror(copyName, true)},
-			agents: []neutronv1alpha1.NeutronMetadataAgent{me, naming("other", "compute-a", copyName, false)}},
+			agents: agents(naming("other", "compute-a", copyName, false))},
 		{name: "a deleting agent does not keep it", mirrors: []corev1.Secret{mirror(copyName, true)},
-			agents: []neutronv1alpha1.NeutronMetadataAgent{me, naming("other", "compute-a", copyName, true)}, want: []string{copyName}},
+			agents: agents(naming("other", "compute-a", copyName, true)), want: []string{copyName}},
 		{name: "an agent on another cluster does not keep it", mirrors: []corev1.Secret{mirror(copyName, true)},
-			agents: []neutronv1alpha1.NeutronMetadataAgent{me, naming("other", "compute-b", copyName, false)}, want: []string{copyName}},
+			agents: agents(naming("other", "compute-b", copyName, false)), want: []string{copyName}},
 		{name: "a local agent does not keep it", mirrors: []corev1.Secret{mirror(copyName, true)},
-			agents: []neutronv1alpha1.NeutronMetadataAgent{me, naming("other", "", copyName, false)}, want: []string{copyName}},
-		{name: "an agent naming another copy does not keep it", mirrors: []corev1.Secret{mirror(copyName, true), mirror("old-copy", true)},
-			agents: []neutronv1alpha1.NeutronMetadataAgent{me, naming("other", "compute-a", "old-copy", false)}, want: []string{copyName}},
-		{name: "a copy no agent names goes too, sorted", mirrors: []corev1.Secret{mirror("z-copy", true), mirror(copyName, true)},
-			agents: []neutronv1alpha1.NeutronMetadataAgent{me}, want: []string{copyName, "z-copy"}},
-		{name: "unlabelled Secrets are never reaped", mirrors: []corev1.Secret{mirror("mine", false), falseLabel},
-			agents: []neutronv1alpha1.NeutronMetadataAgent{me}},
-		{name: "another namespace is not the agent's", mirrors: []corev1.Secret{elsewhere},
-			agents: []neutronv1alpha1.NeutronMetadataAgent{me}},
-		{name: "an agent without a shared secret keeps nothing", mirrors: []corev1.Secret{mirror(copyName, true)},
-			agents: []neutronv1alpha1.NeutronMetadataAgent{me, func() neutronv1alpha1.NeutronMetadataAgent {
-				a := naming("other", "compute-a", "", false)
-				a.Spec.NovaMetadata.SharedSecretRef = nil
-				return a
-			}()}, want: []string{copyName}},
+			agents: agents(naming("other", "", copyName, false)), want: []string{copyName}},
+		{name: "an agent naming another copy does not keep it", mirrors: []corev1.Secret{mirror(copyName, true)},
+			agents: agents(naming("other", "compute-a", "old-copy", false)), want: []string{copyName}},
+		{name: "only the copy the agent names goes", mirrors: []corev1.Secret{mirror("z-nova-metadata-agent-secret", true), mirror(copyName, true)},
+			agents: agents(), want: []string{copyName}},
+		{name: "an agent without a shared secret reaps nothing", me: func() *neutronv1alpha1.NeutronMetadataAgent {
+			a := naming("me", "compute-a", "", true)
+			a.Spec.NovaMetadata.SharedSecretRef = nil
+			return &a
+		}(), mirrors: []corev1.Secret{mirror(copyName, true)}, agents: agents()},
+		{name: "an unlabelled Secret is never reaped", mirrors: []corev1.Secret{mirror(copyName, false)}, agents: agents()},
+		{name: "the mirror label alone is not enough", mirrors: []corev1.Secret{relabelled(targetcluster.OwnerKindLabel, "")}, agents: agents()},
+		{name: "a mirror label other than true", mirrors: []corev1.Secret{relabelled(neutronv1alpha1.MetadataSharedSecretMirrorLabel, "false")}, agents: agents()},
+		{name: "owned by another kind", mirrors: []corev1.Secret{relabelled(targetcluster.OwnerKindLabel, "Nova")}, agents: agents()},
+		{name: "owned from another namespace", mirrors: []corev1.Secret{relabelled(targetcluster.OwnerNamespaceLabel, "elsewhere")}, agents: agents()},
+		{name: "a name that is not its owner's copy", mirrors: []corev1.Secret{misnamed}, agents: agents()},
+		{name: "another namespace is not the agent's", mirrors: []corev1.Secret{elsewhere}, agents: agents()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := MirrorsToReap(&me, tt.mirrors, tt.agents)
+			agent := &me
+			if tt.me != nil {
+				agent = tt.me
+			}
+			got := MirrorsToReap(agent, tt.mirrors, tt.agents)
 			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
 				t.Errorf("reap = %v, want %v", got, tt.want)
 			}

@@ -142,7 +142,7 @@ func newAgent(t *testing.T, name, chassis string, mutate func(*neutronv1alpha1.N
 		t.Fatal(err)
 	}
 	// Deleted and waited for, so that a later test never meets a
-	// teardown still running: any agent's teardown reaps unused copies.
+	// teardown still running: an agent's teardown reaps its copy.
 	t.Cleanup(func() {
 		_ = env.Management.Client.Delete(context.Background(), a)
 		waitGone(t, a)
