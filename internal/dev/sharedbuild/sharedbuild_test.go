@@ -5,69 +5,45 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"golang.org/x/mod/modfile"
 )
 
-func TestParse(t *testing.T) {
-	mod := []byte(`module example.com/tools
-
-go 1.26.0
-
-require example.com/one v1.0.0
-
-require (
-	example.com/two v0.2.0 // indirect
-	k8s.io/api v0.37.0
-)
-
-replace (
-	k8s.io/api => k8s.io/api v0.37.2
-	example.com/local => ../local
-)
-
-replace example.com/three v1.0.0 => example.com/three v1.1.0
-`)
-	got, err := Parse(mod)
+// parse reads go.mod text, failing the test on a syntax error.
+func parse(t *testing.T, name, text string) *modfile.File {
+	t.Helper()
+	f, err := modfile.Parse(name, []byte(text), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantReq := map[string]string{"example.com/one": "v1.0.0", "example.com/two": "v0.2.0", "k8s.io/api": "v0.37.0"}
-	wantRep := map[string]string{"k8s.io/api": "v0.37.2", "example.com/three": "v1.1.0"}
-	if len(got.Require) != len(wantReq) || len(got.Replace) != len(wantRep) {
-		t.Fatalf("got %v and %v, want %v and %v", got.Require, got.Replace, wantReq, wantRep)
-	}
-	for k, v := range wantReq {
-		if got.Require[k] != v {
-			t.Errorf("require %s = %q, want %q", k, got.Require[k], v)
-		}
-	}
-	for k, v := range wantRep {
-		if got.Replace[k] != v {
-			t.Errorf("replace %s = %q, want %q", k, got.Replace[k], v)
-		}
-	}
-	if _, err := Parse([]byte("require (\n\texample.com/broken\n)\n")); err == nil {
-		t.Error("a require without a version parsed")
-	}
+	return f
 }
 
 func TestMismatches(t *testing.T) {
-	anvil := GoMod{Require: map[string]string{"a": "v1", "b": "v2", "k8s.io/api": "v0.37.2", "only-anvil": "v1"}}
+	anvil := parse(t, "anvil", `module example.com/anvil
+require (
+	example.com/a v1.0.0
+	example.com/b v1.2.0
+	k8s.io/api v0.37.2
+	example.com/only-anvil v1.0.0
+)
+`)
 	for _, tc := range []struct {
 		name  string
-		tools GoMod
+		tools string
 		want  []string
 	}{
-		{"same versions", GoMod{Require: map[string]string{"a": "v1", "b": "v2", "only-tools": "v9"}}, nil},
-		{"one behind", GoMod{Require: map[string]string{"a": "v0", "b": "v2"}},
-			[]string{"a: Anvil requires v1, the tools v0"}},
-		{"replaced at the required version", GoMod{
-			Require: map[string]string{"k8s.io/api": "v0.37.2"}, Replace: map[string]string{"k8s.io/api": "v0.37.2"}}, nil},
-		{"replaced at another version", GoMod{
-			Require: map[string]string{"k8s.io/api": "v0.37.0"}, Replace: map[string]string{"k8s.io/api": "v0.37.2"}},
+		{"same versions", "require (\n\texample.com/a v1.0.0\n\texample.com/b v1.2.0 // indirect\n\texample.com/only-tools v1.9.0\n)\n", nil},
+		{"one behind", "require (\n\texample.com/a v0.9.0\n\texample.com/b v1.2.0\n)\n",
+			[]string{"example.com/a: Anvil requires v1.0.0, the tools v0.9.0"}},
+		{"replaced at the required version", "require k8s.io/api v0.37.2\nreplace k8s.io/api => k8s.io/api v0.37.2\n", nil},
+		{"replaced by a local path", "require example.com/a v1.0.0\nreplace example.com/a => ../a\n", nil},
+		{"replaced at another version", "require k8s.io/api v0.37.0\nreplace k8s.io/api => k8s.io/api v0.37.2\n",
 			[]string{"k8s.io/api: Anvil requires v0.37.2, the tools v0.37.0", "k8s.io/api: the tools require v0.37.0 but replace it with v0.37.2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Mismatches(anvil, tc.tools); !slices.Equal(got, tc.want) {
+			tools := parse(t, "tools", "module example.com/tools\n"+tc.tools)
+			if got := Mismatches(anvil, tools); !slices.Equal(got, tc.want) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
@@ -76,21 +52,14 @@ func TestMismatches(t *testing.T) {
 
 // TestToolsShareAnvilsVersions reads the repository's two go.mod files.
 func TestToolsShareAnvilsVersions(t *testing.T) {
-	read := func(path string) GoMod {
+	read := func(path string) *modfile.File {
 		data, err := os.ReadFile(filepath.Join("..", "..", "..", path))
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := Parse(data)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		return m
+		return parse(t, path, string(data))
 	}
 	anvil, tools := read("go.mod"), read("hack/tools/kube/go.mod")
-	if len(anvil.Require) < 20 || len(tools.Require) < 20 {
-		t.Fatalf("read %d and %d requirements; the parser missed the files' blocks", len(anvil.Require), len(tools.Require))
-	}
 	for _, m := range Mismatches(anvil, tools) {
 		t.Errorf("%s; align hack/tools/kube/go.mod (go get mod@version there), so that shared packages compile once", m)
 	}
