@@ -45,7 +45,7 @@ func operatorBinary(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		dir, err := os.MkdirTemp("", "anvil-chaos-bin-")
+		dir, err := env.TempDir("anvil-chaos-bin-")
 		if err != nil {
 			buildErr = err
 			return

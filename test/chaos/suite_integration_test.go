@@ -121,7 +121,7 @@ func zoneOf(cluster string) string { return "cx" + run + "-az-" + cluster[len(cl
 // It lives as long as the test binary; its processes die with it.
 func startRunner(t *testing.T, c *testenv.Cluster, nodes []podrunner.Node) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "anvil-chaos-runner-")
+	dir, err := env.TempDir("anvil-chaos-runner-")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func startWorkloads(t *testing.T) {
 		if err := env.Management.StartWorkloads(ctx); err != nil {
 			t.Fatal(err)
 		}
-		dir, err := os.MkdirTemp("", "anvil-nova-runner-")
+		dir, err := env.TempDir("anvil-nova-runner-")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -132,7 +132,7 @@ func startStack(t *testing.T) *testenv.Environment {
 // processes trust the local Keystone's CA, as a node trusts its cloud's.
 func startRunner(t *testing.T, c *testenv.Cluster, nodes []podrunner.Node) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "anvil-pool-runner-")
+	dir, err := env.TempDir("anvil-pool-runner-")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func startStack(t *testing.T) *testenv.Environment {
 				t.Fatal(err)
 			}
 		}
-		dir, err := os.MkdirTemp("", "anvil-ovn-suite-")
+		dir, err := env.TempDir("anvil-ovn-suite-")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,6 +77,9 @@ type Environment struct {
 	dir        string
 	audit      bool
 	auditReads bool
+	// scratch are the directories TempDir made, removed after Stop.
+	scratchMu sync.Mutex
+	scratch   []string
 }
 
 // Cluster is one real kube-apiserver with its etcd.
@@ -307,7 +311,31 @@ func (e *Environment) Stop() error {
 	if len(errs) == 0 && e.dir != "" {
 		errs = append(errs, os.RemoveAll(e.dir))
 	}
+	// Processes of the test binary (pod runners) may still write into a
+	// scratch directory until the binary exits, so its removal is best
+	// effort: a leftover is not a failed test.
+	e.scratchMu.Lock()
+	defer e.scratchMu.Unlock()
+	for _, d := range e.scratch {
+		_ = os.RemoveAll(d)
+	}
+	e.scratch = nil
 	return errors.Join(errs...)
+}
+
+// TempDir makes a directory that lives as long as the Environment, for
+// state that outlives a single test (a pod runner's, a built binary): Stop
+// removes it, so that a run leaves nothing behind in the temporary
+// directory.
+func (e *Environment) TempDir(prefix string) (string, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", err
+	}
+	e.scratchMu.Lock()
+	defer e.scratchMu.Unlock()
+	e.scratch = append(e.scratch, dir)
+	return dir, nil
 }
 
 func (c *Cluster) stop() error {
