@@ -219,11 +219,23 @@ func TestHandlerWaitsForMissingSecret(t *testing.T) {
 
 func TestHandlerDeleteStopsTheProcess(t *testing.T) {
 	f := newHandlerFixture(t)
-	pod := testPod("long", corev1.RestartPolicyAlways, shell("main", `trap "" TERM; while :; do sleep 0.1; done`))
+	// The shell marks when it ignores SIGTERM: Running only says the
+	// process started, and on a loaded machine a SIGTERM may come before
+	// the shell has read its trap.
+	trapped := filepath.Join(t.TempDir(), "trapped")
+	pod := testPod("long", corev1.RestartPolicyAlways, shell("main", `trap "" TERM; : >`+trapped+`; while :; do sleep 0.1; done`))
 	if err := f.h.CreatePod(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
 	got := f.waitPod(t, "long", func(p *corev1.Pod) bool { return p.Status.ContainerStatuses[0].State.Running != nil })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(trapped); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the shell never ignored SIGTERM")
+		}
+	}
 	pid := pidOf(got.Status.ContainerStatuses[0].ContainerID)
 	if pid == 0 {
 		t.Fatalf("no PID in %q", got.Status.ContainerStatuses[0].ContainerID)
