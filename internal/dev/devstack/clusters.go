@@ -73,9 +73,14 @@ func (s *Stack) kwokManagesOnlyItsNodes(name string) (bool, error) {
 
 // kwokctlEnv points kwokctl at the pinned binaries and at this stack's work
 // directory. Without the binary paths kwokctl would try to download them.
+// The clusters' processes inherit it, and run with one Go thread each: a
+// devstack's clusters hold a handful of objects, and a dozen apiservers,
+// etcds and controller managers each running a garbage collector on every
+// core would spend the cores the OpenStack services and the tests need.
 func (s *Stack) kwokctlEnv() []string {
 	b := func(name string) string { return filepath.Join(s.bin, name) }
 	return append(os.Environ(),
+		"GOMAXPROCS=1",
 		"KWOK_WORKDIR="+filepath.Join(s.dir, "kwok"),
 		"KWOK_RUNTIME=binary",
 		"KWOK_KUBE_VERSION="+kubeVersion,

@@ -185,6 +185,7 @@ func startProcess(path, name, logPath string, args []string) (*process, error) {
 		return nil, err
 	}
 	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), singleProc)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Its own process group, so a signal to the test's terminal does not
 	// reach it before the harness has stopped it in order.
