@@ -23,6 +23,10 @@ GOLANGCI_LINT := $(BIN)/golangci-lint
 # packages kept the CPU about 40 % busy), so a third fills the gaps.
 TEST_PARALLEL ?= 3
 TEST_TIMEOUT ?= 30m
+# Test binaries are linked without a symbol table or DWARF: nobody runs a
+# debugger on them, and it cuts the link of an integration package from
+# about 7 to 4.5 CPU-seconds (measured on internal/controller/nova).
+TEST_LDFLAGS ?= -s -w
 # The longest integration packages, longest first (a fresh clone on two
 # cores: novacompute 666 s, chaos 310 s, controlplane 190 s, nova 159 s,
 # targetcluster 92 s). go test starts packages in the order it is given
@@ -113,11 +117,11 @@ test: ## Every test, from scratch: tools (packages and services installed beside
 
 .PHONY: test-unit
 test-unit: ## Unit tests: pure functions, no processes.
-	go test -short -count=1 ./...
+	go test -short -count=1 -ldflags='$(TEST_LDFLAGS)' ./...
 
 .PHONY: test-integration
 test-integration: tools-kube deps ## Integration tests on real kube-apiservers and real oslo.config.
-	go test -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -run 'Integration' $(INTEGRATION_FIRST) ./...
+	go test -count=1 -ldflags='$(TEST_LDFLAGS)' -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -run 'Integration' $(INTEGRATION_FIRST) ./...
 
 # make test runs both kinds in one go test, so each test binary is built
 # and linked once rather than once per kind: on two cores that second round
@@ -125,7 +129,7 @@ test-integration: tools-kube deps ## Integration tests on real kube-apiservers a
 # lint lane runs govet with every analyzer go test would run, and more.
 .PHONY: test-go
 test-go: tools-kube deps ## Unit and integration tests in one go test run, as make test runs them.
-	go test -count=1 -vet=off -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(INTEGRATION_FIRST) ./...
+	go test -count=1 -vet=off -ldflags='$(TEST_LDFLAGS)' -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(INTEGRATION_FIRST) ./...
 
 # The image's reproducibility at full strength: the pin test's second
 # `make image` runs with an empty GOCACHE too, compiling the operator anew
