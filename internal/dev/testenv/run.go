@@ -7,6 +7,9 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Run is the body of an integration package's TestMain: it starts one
@@ -17,6 +20,11 @@ import (
 //	func TestMain(m *testing.M) { os.Exit(testenv.Run(m, testenv.Options{ComputeClusters: 2}, &env)) }
 func Run(m *testing.M, opts Options, env **Environment) int {
 	flag.Parse()
+	// envtest and client-go helpers log through controller-runtime's global
+	// logger; left unset, it prints a stack trace and a warning into every
+	// failing package's output. The operators a test starts log through
+	// their own managers' loggers, not this one.
+	ctrllog.SetLogger(logr.Discard())
 	if testing.Short() {
 		return m.Run()
 	}
