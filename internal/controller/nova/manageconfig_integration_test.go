@@ -16,12 +16,18 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 )
 
+// fakeDatabaseHost is where these Novas' databases are said to be. The
+// package's pod runner runs their database Jobs, so nova-manage dials it:
+// a loopback address that nothing listens on refuses at once, where a
+// made-up name went to the host's resolver, off the machine.
+const fakeDatabaseHost = "127.0.0.3"
+
 // withDatabases declares both databases of a Nova, reading the Secret
 // {name}-db.
 func withDatabases(n *novav1alpha1.Nova) *novav1alpha1.Nova {
 	ref := novav1alpha1.DatabaseSecretRef{Name: n.Name + "-db"}
-	n.Spec.APIDatabase = &novav1alpha1.DatabaseSpec{Host: "mariadb.openstack.svc", Database: "nova_api", SecretRef: ref}
-	n.Spec.Database = &novav1alpha1.DatabaseSpec{Host: "mariadb.openstack.svc", Port: 13306, Database: "nova", SecretRef: ref}
+	n.Spec.APIDatabase = &novav1alpha1.DatabaseSpec{Host: fakeDatabaseHost, Database: "nova_api", SecretRef: ref}
+	n.Spec.Database = &novav1alpha1.DatabaseSpec{Host: fakeDatabaseHost, Port: 13306, Database: "nova", SecretRef: ref}
 	return n
 }
 
@@ -102,7 +108,7 @@ func TestIntegrationManageConfigPublishedAndRotated(t *testing.T) {
 	if password(api) != dbPass || password(cell) != dbPass || api.User.Username() != "nova" {
 		t.Error("the credentials do not round-trip through the connection URLs")
 	}
-	if api.Host != "mariadb.openstack.svc:3306" || api.Path != "/nova_api" || cell.Host != "mariadb.openstack.svc:13306" || cell.Path != "/nova" {
+	if api.Host != fakeDatabaseHost+":3306" || api.Path != "/nova_api" || cell.Host != fakeDatabaseHost+":13306" || cell.Path != "/nova" {
 		t.Errorf("api %s%s, cell %s%s", api.Host, api.Path, cell.Host, cell.Path)
 	}
 
