@@ -91,6 +91,9 @@ func (x *servicesRun) node(ctx context.Context, e novav1alpha1.NovaComputeNode) 
 	cur := x.p.entry(e.Name)
 	obs := ServiceObs{Handover: x.p.decision.Handover[e.Name]}
 	if svc, ok := x.byHost[e.Name]; ok {
+		if DisableObserved(e, svc, disabledReason(x.p.pool)) {
+			x.disabledEvent(e.Name, svc.DisabledReason)
+		}
 		obs.Service = &svc
 		cur.ServiceID, cur.ServiceStatus, cur.ServiceState, cur.DisabledReason = svc.ID, svc.Status, svc.State, svc.DisabledReason
 		if cur.ServiceRegisteredAt == nil {
@@ -136,8 +139,7 @@ func (x *servicesRun) call(ctx context.Context, name string, action ServiceActio
 		}
 		obs.Service.Status, obs.Service.DisabledReason = "disabled", reason
 		cur.ServiceStatus, cur.DisabledReason = "disabled", reason
-		x.r.event(pool, nodeRef(name), false, novav1alpha1.ComputeServiceDisabledEvent, "Drain",
-			"Disabled the nova-compute service of %s: %s", name, reason)
+		x.disabledEvent(name, reason)
 	case ServiceCountServers:
 		n, err := x.cloud.CountServersOnHost(ctx, name)
 		if err != nil {
@@ -159,6 +161,12 @@ func (x *servicesRun) call(ctx context.Context, name string, action ServiceActio
 				"Deleted the nova-compute service of %s: no server is left on it and its pod is gone", name)
 		}
 	}
+}
+
+// disabledEvent says that the pool disabled a draining node's service.
+func (x *servicesRun) disabledEvent(name, reason string) {
+	x.r.event(x.p.pool, nodeRef(name), false, novav1alpha1.ComputeServiceDisabledEvent, "Drain",
+		"Disabled the nova-compute service of %s: %s", name, reason)
 }
 
 // settle writes a node's final decision into its entry.

@@ -175,6 +175,17 @@ func decideServing(e novav1alpha1.NovaComputeNode, obs ServiceObs) ServiceDecisi
 	return ServiceDecision{Phase: novav1alpha1.NodeActive}
 }
 
+// DisableObserved tells whether a pass sees, for the first time, the
+// service of a draining node disabled by this pool: the entry written by
+// the last pass still reads enabled, and Nova reads disabled with the
+// pool's reason. That happens when Nova applied a disable whose reply the
+// pool never got (a timeout under load), and the pass then owes the event
+// the call would have sent.
+func DisableObserved(prev novav1alpha1.NovaComputeNode, svc openstack.ComputeService, reason string) bool {
+	return prev.Phase == novav1alpha1.NodeDraining && prev.ServiceStatus == "enabled" &&
+		svc.Status == "disabled" && svc.DisabledReason == reason
+}
+
 // decideDraining is rule 5.
 func decideDraining(obs ServiceObs) ServiceDecision {
 	draining := novav1alpha1.NodeDraining

@@ -303,3 +303,34 @@ func TestDecideServicesReady(t *testing.T) {
 		})
 	}
 }
+
+func TestDisableObserved(t *testing.T) {
+	const ours = novav1alpha1.DisabledReasonPrefix + "openstack/pool-a"
+	entry := func(phase, status string) novav1alpha1.NovaComputeNode {
+		return novav1alpha1.NovaComputeNode{Name: "node-1", Phase: phase, ServiceStatus: status}
+	}
+	svc := func(status, reason string) openstack.ComputeService {
+		return openstack.ComputeService{ID: "s1", Host: "node-1", Status: status, DisabledReason: reason}
+	}
+	cases := []struct {
+		name string
+		prev novav1alpha1.NovaComputeNode
+		svc  openstack.ComputeService
+		want bool
+	}{
+		{"a lost reply: the last pass saw it enabled, Nova has our disable", entry(novav1alpha1.NodeDraining, "enabled"), svc("disabled", ours), true},
+		{"already recorded as disabled: the event went out", entry(novav1alpha1.NodeDraining, "disabled"), svc("disabled", ours), false},
+		{"still enabled", entry(novav1alpha1.NodeDraining, "enabled"), svc("enabled", ""), false},
+		{"someone else disabled it", entry(novav1alpha1.NodeDraining, "enabled"), svc("disabled", "maintenance"), false},
+		{"another pool's reason", entry(novav1alpha1.NodeDraining, "enabled"), svc("disabled", novav1alpha1.DisabledReasonPrefix+"openstack/pool-b"), false},
+		{"an active node disabled by hand with a look-alike reason", entry(novav1alpha1.NodeActive, "enabled"), svc("disabled", ours), false},
+		{"a node without a recorded service", entry(novav1alpha1.NodeDraining, ""), svc("disabled", ours), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := DisableObserved(tc.prev, tc.svc, ours); got != tc.want {
+				t.Errorf("DisableObserved = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
