@@ -142,7 +142,9 @@ func (r *Registry) engageRegistration(ctx context.Context, log logr.Logger, secr
 	e, err := r.engage(name, reg)
 	if err != nil {
 		engagementFailuresTotal.Inc()
-		r.setPending(name, "it is not connected yet ("+err.Error()+")")
+		// The cause goes to the log with the returned error, not to the
+		// owners' conditions; see NotConnectedReason.
+		r.setPending(name, NotConnectedReason)
 		return ctrl.Result{}, fmt.Errorf("engaging cluster %s: %w", name, err)
 	}
 	if storesPin(decision) {

@@ -21,6 +21,22 @@ func (e *UnavailableError) Error() string {
 	return fmt.Sprintf("target cluster %q is unavailable: %s", e.Cluster, e.Reason)
 }
 
+// The reasons an owner's condition gives for a registered cluster that
+// Anvil cannot use. They are fixed sentences on purpose: whoever writes a
+// registration Secret chooses the address it names, and a dial error, a
+// TLS failure or a status code read back from a condition would tell them
+// what listens there, turning the operator into a scanner of its own
+// network. The operator's log keeps the cause for its administrators.
+const (
+	// NotConnectedReason: engaging the cluster failed (its apiserver did
+	// not answer, its certificate did not verify, discovery or the first
+	// sync failed).
+	NotConnectedReason = "it is not connected yet: its apiserver could not be used (the operator's log says why)"
+	// UnreachableReason: an engaged cluster stopped passing the readiness
+	// probe.
+	UnreachableReason = "it is unreachable: its apiserver does not pass the readiness probe (the operator's log says why)"
+)
+
 // IsUnavailable tells whether err means the target cluster cannot be used.
 func IsUnavailable(err error) bool {
 	var u *UnavailableError

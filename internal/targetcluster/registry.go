@@ -99,8 +99,6 @@ type engagement struct {
 	probeURL string
 	cancel   context.CancelFunc
 	healthy  atomic.Bool
-	// lastProbeError is the sanitized reason of the latest failed probe.
-	lastProbeError atomic.Value
 }
 
 // New returns a Registry that reads registrations through the manager's
@@ -315,9 +313,6 @@ func (r *Registry) probeLoop(ctx context.Context, e *engagement) {
 		if ctx.Err() != nil {
 			return
 		}
-		if err != nil {
-			e.lastProbeError.Store(err.Error())
-		}
 		if healthy := err == nil; e.healthy.Swap(healthy) != healthy {
 			if healthy {
 				r.log.Info("the cluster is reachable again", "cluster", e.name)
@@ -433,8 +428,9 @@ func (r *Registry) Resolve(name string) (*Remote, error) {
 		return nil, &UnavailableError{Cluster: name, Reason: pending}
 	}
 	if !e.healthy.Load() {
-		reason, _ := e.lastProbeError.Load().(string)
-		return nil, &UnavailableError{Cluster: name, Reason: "it is unreachable (" + reason + ")"}
+		// The probe's cause is in the log, never in a condition; see
+		// UnreachableReason.
+		return nil, &UnavailableError{Cluster: name, Reason: UnreachableReason}
 	}
 	return &Remote{Name: name, Client: e.client, Reader: e.cluster.GetAPIReader(), Namespaces: e.namespaces}, nil
 }

@@ -571,6 +571,12 @@ func TestIntegrationUnreachableClusterCostsOnlyItsOwnObjects(t *testing.T) {
 		if !strings.Contains(cond.Message, "compute-b") {
 			t.Errorf("%s: message %q does not name the cluster", name, cond.Message)
 		}
+		// The probe's dial error stays in the log: a condition that
+		// repeated it would tell a registration's writer what listens at
+		// the address it named.
+		if !strings.Contains(cond.Message, targetcluster.UnreachableReason) || strings.Contains(cond.Message, "refused") {
+			t.Errorf("%s: message %q, want the fixed %q", name, cond.Message, targetcluster.UnreachableReason)
+		}
 	}
 	t.Logf("compute-b's owners reported TargetClusterUnavailable %s after its apiserver stopped", time.Since(stopped).Round(100*time.Millisecond))
 
