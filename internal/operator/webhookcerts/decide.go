@@ -23,9 +23,14 @@ const (
 	rotateNumerator, rotateDenominator = 2, 3
 	// promoteNumerator/promoteDenominator: the successor starts signing
 	// after five sixths, so it has been trusted for a sixth of the CA's
-	// life before anything it signed is served, and the old CA still has
-	// a sixth left for replicas that have not reloaded yet.
+	// life before anything it signed is served.
 	promoteNumerator, promoteDenominator = 5, 6
+	// retireSettle is how long after the new CA's first serving
+	// certificate the CA it replaced stays trusted: every replica's
+	// informer delivers the Secret within seconds, and the settle covers
+	// a slow one. A replaced CA's key is no longer needed, and trusting it
+	// longer only widens what a leak of it would open.
+	retireSettle = 10 * time.Minute
 )
 
 // at returns the point num/den into c's validity.
@@ -94,6 +99,23 @@ func DecideCA(now time.Time, ca, next *x509.Certificate, nextTrusted bool) CAAct
 	}
 }
 
+// RetireAt is when the CAs a promotion replaced leave the bundle: the
+// settle time after serving was issued (NotBefore is backdated; see
+// issue), or a third of its life when that is shorter, as with the
+// lifetimes of seconds of the integration tests.
+func RetireAt(serving *x509.Certificate) time.Time {
+	life := serving.NotAfter.Sub(serving.NotBefore)
+	issued := serving.NotBefore.Add(min(maxBackdate, life/11))
+	return issued.Add(min(retireSettle, life/3))
+}
+
+// DecideRetire says whether the bundle drops every CA besides signer and
+// its successor at now: serving is signed by signer, it is the one the
+// webhook serves (served), and it has been out for RetireAt.
+func DecideRetire(now time.Time, serving, signer *x509.Certificate, served bool) bool {
+	return served && serving != nil && signer != nil && serving.CheckSignatureFrom(signer) == nil && !now.Before(RetireAt(serving))
+}
+
 // DecideRenewal says whether the serving certificate must be reissued at
 // now, and why. It must be when it is missing, expired or past RenewAt,
 // when signer did not sign it (after a new or promoted CA), or when it no
@@ -149,11 +171,16 @@ func sortedCopy(s []string) []string {
 
 // BuildBundle returns the CAs the webhook configuration must trust at now,
 // PEM-encoded: every CA of previous that has not expired, since a replica
-// may still serve what such a CA signed, then the signing CA and its
-// successor when previous lacks them. New CAs are appended, so the order
-// survives a rotation and a promotion, and an unchanged state gives the
-// same bytes and no write.
-func BuildBundle(now time.Time, signer, next *x509.Certificate, previous []*x509.Certificate) []byte {
+// may still serve what such a CA signed, unless retire says none does any
+// more (DecideRetire); then the signing CA and its successor when previous
+// lacks them. New CAs are appended, so the order survives a rotation and a
+// promotion, and an unchanged state gives the same bytes and no write.
+func BuildBundle(now time.Time, signer, next *x509.Certificate, previous []*x509.Certificate, retire bool) []byte {
+	if retire {
+		previous = slices.DeleteFunc(slices.Clone(previous), func(c *x509.Certificate) bool {
+			return !c.Equal(signer) && (next == nil || !c.Equal(next))
+		})
+	}
 	var out bytes.Buffer
 	var seen [][]byte
 	add := func(c *x509.Certificate) {
@@ -197,11 +224,18 @@ func ParseCertificates(data []byte) []*x509.Certificate {
 
 // NextDue is the earliest time after which a pass may have something to
 // do: the serving certificate's renewal, the CA's rotation or promotion,
-// or the expiry of a CA in the bundle, which then leaves it.
+// the retirement of a replaced CA, or the expiry of a CA in the bundle,
+// which then leaves it.
 func NextDue(serving, ca, next *x509.Certificate, bundle []*x509.Certificate) time.Time {
 	var due []time.Time
 	if serving != nil {
 		due = append(due, RenewAt(serving))
+		replaced := slices.ContainsFunc(bundle, func(c *x509.Certificate) bool {
+			return (ca == nil || !c.Equal(ca)) && (next == nil || !c.Equal(next))
+		})
+		if replaced {
+			due = append(due, RetireAt(serving))
+		}
 	}
 	if ca != nil {
 		if next == nil {

@@ -111,15 +111,18 @@ func TestBuildBundle(t *testing.T) {
 		signer   *KeyPair
 		next     *KeyPair
 		previous []*KeyPair
+		retire   bool
 		want     []*KeyPair
 	}{
-		{"signer only", t0, a, nil, nil, []*KeyPair{a}},
-		{"with successor", t0, a, b, nil, []*KeyPair{a, b}},
-		{"old CA kept until it expires, order kept", t0.Add(500 * time.Hour), b, nil, []*KeyPair{a, b}, []*KeyPair{a, b}},
-		{"new CAs appended", t0, a, b, []*KeyPair{a}, []*KeyPair{a, b}},
-		{"expired CA dropped", a.Cert.NotAfter, b, c, []*KeyPair{a, b}, []*KeyPair{b, c}},
-		{"duplicates once", t0, a, nil, []*KeyPair{a, a}, []*KeyPair{a}},
-		{"a leaf is no CA", t0, a, nil, []*KeyPair{leaf}, []*KeyPair{a}},
+		{"signer only", t0, a, nil, nil, false, []*KeyPair{a}},
+		{"with successor", t0, a, b, nil, false, []*KeyPair{a, b}},
+		{"replaced CA kept until retired, order kept", t0.Add(500 * time.Hour), b, nil, []*KeyPair{a, b}, false, []*KeyPair{a, b}},
+		{"replaced CA retired", t0.Add(500 * time.Hour), b, nil, []*KeyPair{a, b}, true, []*KeyPair{b}},
+		{"retiring keeps the successor", t0.Add(500 * time.Hour), b, c, []*KeyPair{a, b, c}, true, []*KeyPair{b, c}},
+		{"new CAs appended", t0, a, b, []*KeyPair{a}, false, []*KeyPair{a, b}},
+		{"expired CA dropped", a.Cert.NotAfter, b, c, []*KeyPair{a, b}, false, []*KeyPair{b, c}},
+		{"duplicates once", t0, a, nil, []*KeyPair{a, a}, false, []*KeyPair{a}},
+		{"a leaf is no CA", t0, a, nil, []*KeyPair{leaf}, false, []*KeyPair{a}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,7 +130,7 @@ func TestBuildBundle(t *testing.T) {
 			for _, p := range tt.previous {
 				previous = append(previous, p.Cert)
 			}
-			got := BuildBundle(tt.now, cert(tt.signer), cert(tt.next), previous)
+			got := BuildBundle(tt.now, cert(tt.signer), cert(tt.next), previous, tt.retire)
 			var want []byte
 			for _, p := range tt.want {
 				want = append(want, p.CertPEM...)
@@ -135,7 +138,7 @@ func TestBuildBundle(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Errorf("bundle holds %d CAs, want %d in order", len(ParseCertificates(got)), len(tt.want))
 			}
-			if again := BuildBundle(tt.now, cert(tt.signer), cert(tt.next), ParseCertificates(got)); !bytes.Equal(again, got) {
+			if again := BuildBundle(tt.now, cert(tt.signer), cert(tt.next), ParseCertificates(got), tt.retire); !bytes.Equal(again, got) {
 				t.Error("rebuilding the bundle from itself changed it; a settled state would write")
 			}
 		})
@@ -147,6 +150,7 @@ func TestNextDue(t *testing.T) {
 	ca := mustCA(t, t0, life)
 	next := mustCA(t, RotateAt(ca.Cert), life)
 	serving := mustServing(t, t0, ca, 60*time.Hour, "x")
+	promoted := mustServing(t, PromoteAt(ca.Cert), next, 60*time.Hour, "x")
 	bundle := []*x509.Certificate{ca.Cert}
 	tests := []struct {
 		name string
@@ -156,11 +160,57 @@ func TestNextDue(t *testing.T) {
 		{"serving renewal first", NextDue(serving.Cert, ca.Cert, nil, bundle), RenewAt(serving.Cert)},
 		{"rotation without serving", NextDue(nil, ca.Cert, nil, bundle), RotateAt(ca.Cert)},
 		{"promotion with a successor", NextDue(nil, ca.Cert, next.Cert, bundle), PromoteAt(ca.Cert)},
+		{"retirement of a replaced CA", NextDue(promoted.Cert, next.Cert, nil, []*x509.Certificate{ca.Cert, next.Cert}), RetireAt(promoted.Cert)},
 		{"nothing", NextDue(nil, nil, nil, nil), time.Time{}},
 	}
 	for _, tt := range tests {
 		if !tt.got.Equal(tt.want) {
 			t.Errorf("%s: NextDue = %s, want %s", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+func TestRetireAt(t *testing.T) {
+	ca := mustCA(t, t0, 600*time.Hour)
+	tests := []struct {
+		name     string
+		validity time.Duration
+		want     time.Duration
+	}{
+		{"the settle time after issue", 90 * time.Hour, retireSettle},
+		{"a third of a short life", 660 * time.Second, 242 * time.Second},
+	}
+	for _, tt := range tests {
+		s := mustServing(t, t0, ca, tt.validity, "x")
+		if got := RetireAt(s.Cert).Sub(t0); got != tt.want {
+			t.Errorf("%s: RetireAt is %s after issue, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestDecideRetire(t *testing.T) {
+	const life = 600 * time.Hour
+	ca := mustCA(t, t0, life)
+	other := mustCA(t, t0, life)
+	serving := mustServing(t, t0, ca, 90*time.Hour, "x")
+	at := RetireAt(serving.Cert)
+	tests := []struct {
+		name    string
+		now     time.Time
+		serving *KeyPair
+		signer  *KeyPair
+		served  bool
+		want    bool
+	}{
+		{"served and settled", at, serving, ca, true, true},
+		{"before the settle time", at.Add(-time.Second), serving, ca, true, false},
+		{"not served by this replica", at, serving, ca, false, false},
+		{"signed by another CA", at, serving, other, true, false},
+		{"no serving certificate", at, nil, ca, true, false},
+	}
+	for _, tt := range tests {
+		if got := DecideRetire(tt.now, cert(tt.serving), cert(tt.signer), tt.served); got != tt.want {
+			t.Errorf("%s: DecideRetire = %t, want %t", tt.name, got, tt.want)
 		}
 	}
 }
@@ -184,7 +234,7 @@ func TestAdvanceRotatesWithoutOutage(t *testing.T) {
 	rotations := 0
 	for now := t0; now.Before(t0.Add(3 * life.CA)); now = now.Add(7 * time.Hour) {
 		trusted := s.NextCA != nil && BundleHolds(published, s.NextCA.Cert)
-		next, changes, err := Advance(now, s, hosts, life, "test", trusted)
+		next, changes, err := Advance(now, s, hosts, life, "test", trusted, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,8 +253,17 @@ func TestAdvanceRotatesWithoutOutage(t *testing.T) {
 		if now.Before(next.Serving.Cert.NotBefore) || !now.Before(next.Serving.Cert.NotAfter) {
 			t.Fatalf("%s: the serving certificate is not valid", now.Sub(t0))
 		}
-		if _, again, _ := Advance(now, next, hosts, life, "test", trusted); len(again) > 0 {
+		if _, again, _ := Advance(now, next, hosts, life, "test", trusted, true); len(again) > 0 {
 			t.Fatalf("%s: a second pass changes %v", now.Sub(t0), again)
+		}
+		// A replaced CA leaves the bundle once the new one's serving
+		// certificate has settled, long before the CA expires.
+		if DecideRetire(now, next.Serving.Cert, next.CA.Cert, true) {
+			for _, c := range ParseCertificates(next.Bundle) {
+				if !c.Equal(next.CA.Cert) && (next.NextCA == nil || !c.Equal(next.NextCA.Cert)) {
+					t.Fatalf("%s: the bundle still trusts a replaced CA", now.Sub(t0))
+				}
+			}
 		}
 		s, published = next, next.Bundle
 	}

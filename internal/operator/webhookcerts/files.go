@@ -3,6 +3,7 @@ package webhookcerts
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
@@ -74,6 +75,19 @@ func (w *fileWriter) holds(pair *KeyPair) bool {
 	crt, err1 := os.ReadFile(filepath.Join(w.dir, KeyServingCert))
 	key, err2 := os.ReadFile(filepath.Join(w.dir, KeyServingKey))
 	return err1 == nil && err2 == nil && bytes.Equal(crt, pair.CertPEM) && bytes.Equal(key, pair.KeyPEM)
+}
+
+// serves reports whether the directory, which the webhook server loads,
+// holds c as its serving certificate.
+func (w *fileWriter) serves(c *x509.Certificate) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	crt, err := os.ReadFile(filepath.Join(w.dir, KeyServingCert))
+	if err != nil {
+		return false
+	}
+	certs := ParseCertificates(crt)
+	return len(certs) > 0 && certs[0].Equal(c)
 }
 
 func (w *fileWriter) markReady() { w.readyOnce.Do(func() { close(w.ready) }) }

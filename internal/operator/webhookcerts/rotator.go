@@ -3,6 +3,7 @@ package webhookcerts
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"fmt"
 	"time"
 
@@ -68,6 +69,10 @@ type Rotator struct {
 	writer client.Client
 	log    logr.Logger
 	poke   chan struct{}
+	// serves tells whether this replica's webhook server serves a
+	// certificate; a replaced CA leaves the bundle only then. Nil, as in
+	// a process that serves no webhook, leaves the decision to the time.
+	serves func(*x509.Certificate) bool
 }
 
 // NewRotator returns a Rotator that reads through reader, normally a cache
@@ -149,8 +154,9 @@ func (r *Rotator) Pass(ctx context.Context, now time.Time) (Result, error) {
 		data = secret.Data
 	}
 	old := stateFromData(data)
+	served := old.Serving != nil && (r.serves == nil || r.serves(old.Serving.Cert))
 	state, changes, err := Advance(now, old, r.cfg.Hosts, r.cfg.EffectiveLifetimes(), r.cfg.commonName(),
-		vwc != nil && old.NextCA != nil && trustsEverywhere(vwc, old.NextCA))
+		vwc != nil && old.NextCA != nil && trustsEverywhere(vwc, old.NextCA), served)
 	if err != nil {
 		return Result{}, err
 	}

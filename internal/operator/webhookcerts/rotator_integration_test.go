@@ -3,6 +3,7 @@ package webhookcerts_test
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"os"
 	"testing"
@@ -167,12 +168,44 @@ func TestIntegrationRotatorPasses(t *testing.T) {
 	if promoted.Serving.Cert.CheckSignatureFrom(promoted.CA.Cert) != nil {
 		t.Fatal("the serving certificate was not reissued by the new CA")
 	}
-	for i, b := range f.bundles() {
-		if !webhookcerts.BundleHolds(b, first.CA.Cert) || !webhookcerts.BundleHolds(b, promoted.CA.Cert) {
-			t.Errorf("webhook %d does not trust both CAs until the old one expires", i)
+	trustsBoth := func(when string) {
+		t.Helper()
+		for i, b := range f.bundles() {
+			if !webhookcerts.BundleHolds(b, first.CA.Cert) || !webhookcerts.BundleHolds(b, promoted.CA.Cert) {
+				t.Errorf("%s: webhook %d does not trust both CAs", when, i)
+			}
 		}
 	}
+	trustsBoth("after the promotion")
 	if res := f.pass(promoteAt); res.SecretWritten || res.WebhooksPatched {
 		t.Fatalf("a settled pass after the promotion wrote: %+v", res)
+	}
+
+	// The replaced CA leaves the bundle once the webhook serves what the
+	// new one signed and that has settled; not before, and not while this
+	// replica still serves something else.
+	retireAt := webhookcerts.RetireAt(promoted.Serving.Cert)
+	if res := f.pass(retireAt.Add(-time.Second)); res.SecretWritten || res.WebhooksPatched {
+		t.Fatalf("a pass before the settle time wrote: %+v", res)
+	}
+	f.r.SetServes(func(c *x509.Certificate) bool { return !c.Equal(promoted.Serving.Cert) })
+	if res := f.pass(retireAt); res.SecretWritten || res.WebhooksPatched {
+		t.Fatalf("a pass while the replica serves an older certificate wrote: %+v", res)
+	}
+	trustsBoth("while the replica serves an older certificate")
+	f.r.SetServes(func(c *x509.Certificate) bool { return c.Equal(promoted.Serving.Cert) })
+	if res := f.pass(retireAt); !res.SecretWritten || !res.WebhooksPatched {
+		t.Fatalf("retiring pass %+v, want the Secret and the caBundles written", res)
+	}
+	for i, b := range f.bundles() {
+		if webhookcerts.BundleHolds(b, first.CA.Cert) || !webhookcerts.BundleHolds(b, promoted.CA.Cert) {
+			t.Errorf("webhook %d still trusts the replaced CA, or not the new one", i)
+		}
+	}
+	if webhookcerts.BundleHolds(f.state().Bundle, first.CA.Cert) {
+		t.Error("the Secret's bundle still holds the replaced CA")
+	}
+	if res := f.pass(retireAt); res.SecretWritten || res.WebhooksPatched {
+		t.Fatalf("a settled pass after the retirement wrote: %+v", res)
 	}
 }

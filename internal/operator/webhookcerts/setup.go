@@ -77,6 +77,7 @@ func (c *Certs) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("creating the webhook certificates cache: %w", err)
 	}
 	rotator := NewRotator(c.cfg, objCache, mgr.GetClient(), c.writer.log)
+	rotator.serves = c.writer.serves
 	poke := toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { rotator.Poke() },
 		UpdateFunc: func(any, any) { rotator.Poke() },

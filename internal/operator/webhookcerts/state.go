@@ -98,9 +98,10 @@ func cert(p *KeyPair) *x509.Certificate {
 
 // Advance returns the state s must become at now, and what changed, in
 // words for the log. nextTrusted says whether every webhook already trusts
-// s.NextCA. A state with nothing due is returned unchanged, so the caller
-// writes nothing.
-func Advance(now time.Time, s State, hosts []string, life Lifetimes, commonName string, nextTrusted bool) (State, []string, error) {
+// s.NextCA; served, whether this replica's webhook serves s.Serving. A
+// state with nothing due is returned unchanged, so the caller writes
+// nothing.
+func Advance(now time.Time, s State, hosts []string, life Lifetimes, commonName string, nextTrusted, served bool) (State, []string, error) {
 	var changes []string
 	previous := ParseCertificates(s.Bundle)
 	switch DecideCA(now, cert(s.CA), cert(s.NextCA), nextTrusted) {
@@ -119,21 +120,26 @@ func Advance(now time.Time, s State, hosts []string, life Lifetimes, commonName 
 		s.NextCA = next
 		changes = append(changes, "made the successor CA and trusted it")
 	case CAPromote:
-		// The old CA stays in previous, so it stays trusted until it
-		// expires.
+		// The old CA stays in previous, so it stays trusted until the new
+		// CA's serving certificate has been out for a while
+		// (DecideRetire), or until it expires.
 		previous = append(previous, s.CA.Cert)
 		s.CA, s.NextCA = s.NextCA, nil
 		changes = append(changes, "the successor CA now signs")
 	}
+	// Only a serving certificate that was already out counts for the
+	// retirement, never one this pass issues.
+	retire := DecideRetire(now, cert(s.Serving), s.CA.Cert, served)
 	if renew, why := DecideRenewal(now, cert(s.Serving), s.CA.Cert, hosts); renew {
 		serving, err := newServing(now, s.CA, hosts, life.Serving)
 		if err != nil {
 			return s, nil, fmt.Errorf("issuing the serving certificate: %w", err)
 		}
 		s.Serving = serving
+		retire = false
 		changes = append(changes, "issued a serving certificate: "+why)
 	}
-	if bundle := BuildBundle(now, s.CA.Cert, cert(s.NextCA), previous); !bytes.Equal(bundle, s.Bundle) {
+	if bundle := BuildBundle(now, s.CA.Cert, cert(s.NextCA), previous, retire); !bytes.Equal(bundle, s.Bundle) {
 		s.Bundle = bundle
 		changes = append(changes, "updated the CA bundle")
 	}
