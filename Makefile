@@ -18,6 +18,12 @@ export ANVIL_BIN := $(BIN)
 # A GOFLAGS of the caller comes last and wins.
 export CGO_ENABLED := 0
 export GOFLAGS := $(strip -trimpath -gcflags=all=-dwarf=false $(filter-out -trimpath,$(GOFLAGS)))
+# Every go command of a target runs the Go release of go.mod's toolchain
+# line, the one the image ships, fetched from the module proxy when the
+# machine has another (a GOTOOLCHAIN=local in the user's go env would keep
+# the machine's). Tools, tests and image then share one build cache, and
+# govulncheck judges the standard library that ships.
+export GOTOOLCHAIN := $(shell sed -n 's/^toolchain //p' go.mod)
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
@@ -53,7 +59,7 @@ tools: ## Build the pinned tools into bin/ (no-op when the stamp matches).
 tools-kube: ## Build only the clusters' tools: kube-*, etcd, kwok, kubectl, helm, cert-manager, controller-gen.
 	hack/tools/build.sh kube
 
-tools-lint: ## Build only golangci-lint.
+tools-lint: ## Build only the linters: golangci-lint and govulncheck.
 	hack/tools/build.sh lint
 
 .PHONY: deps
@@ -81,8 +87,9 @@ verify: ## Fail when generated files are out of date.
 	hack/verify-generated.sh
 
 .PHONY: lint
-lint: tools-lint ## Run golangci-lint.
+lint: tools-lint ## Run golangci-lint, then govulncheck against the pinned vulnerability database.
 	$(GOLANGCI_LINT) run ./...
+	hack/vulncheck.sh
 
 ##@ Build
 

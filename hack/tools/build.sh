@@ -28,9 +28,9 @@ KWOK_VERSION="v0.8.0"
 # linter at low priority beside the tests while the clusters' binaries come
 # first, and a devstack never waits for the linter:
 #   kube: the clusters, cert-manager and the generators (modules kube, etcd)
-#   lint: golangci-lint (module lint)
+#   lint: golangci-lint and govulncheck (module lint)
 kube_binaries=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl controller-gen helm cert-manager-controller)
-lint_binaries=(golangci-lint)
+lint_binaries=(golangci-lint govulncheck)
 # cert-manager's CRDs, copied from the module its controller is built from.
 cert_manager_crds=(certificaterequests certificates clusterissuers issuers)
 
@@ -111,8 +111,9 @@ build_kube() {
 }
 
 build_lint() {
-  step "building golangci-lint (module hack/tools/lint)"
-  (cd "$tools/lint" && "${build[@]}" -ldflags "-s -w" -o "$bin/" github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
+  step "building golangci-lint and govulncheck (module hack/tools/lint)"
+  (cd "$tools/lint" && "${build[@]}" -ldflags "-s -w" -o "$bin/" \
+    github.com/golangci/golangci-lint/v2/cmd/golangci-lint golang.org/x/vuln/cmd/govulncheck)
 }
 
 mkdir -p "$bin"
