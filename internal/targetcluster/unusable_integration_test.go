@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/anvil/anvil/internal/dev/netutil"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -31,7 +32,12 @@ func TestIntegrationUnusableRegistrationsReadAlike(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	closed := closedPort(t)
+	// A loopback port that nothing listens on.
+	free, err := netutil.FreeLoopbackPorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := strconv.Itoa(free[0])
 	// A TLS server the registration's CA does not sign.
 	stranger := httptest.NewTLSServer(http.NotFoundHandler())
 	t.Cleanup(stranger.Close)
@@ -84,20 +90,6 @@ func TestIntegrationUnusableRegistrationsReadAlike(t *testing.T) {
 			}
 		}
 	}
-}
-
-// closedPort returns a loopback port that nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return port
 }
 
 // portOf returns the port of a server URL.

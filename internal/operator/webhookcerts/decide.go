@@ -177,9 +177,7 @@ func sortedCopy(s []string) []string {
 // promotion, and an unchanged state gives the same bytes and no write.
 func BuildBundle(now time.Time, signer, next *x509.Certificate, previous []*x509.Certificate, retire bool) []byte {
 	if retire {
-		previous = slices.DeleteFunc(slices.Clone(previous), func(c *x509.Certificate) bool {
-			return !c.Equal(signer) && (next == nil || !c.Equal(next))
-		})
+		previous = slices.DeleteFunc(slices.Clone(previous), func(c *x509.Certificate) bool { return replaced(c, signer, next) })
 	}
 	var out bytes.Buffer
 	var seen [][]byte
@@ -196,6 +194,12 @@ func BuildBundle(now time.Time, signer, next *x509.Certificate, previous []*x509
 	add(signer)
 	add(next)
 	return out.Bytes()
+}
+
+// replaced tells whether c is neither the signing CA ca nor its successor
+// next, either of which may be nil: a CA a promotion left behind.
+func replaced(c, ca, next *x509.Certificate) bool {
+	return (ca == nil || !c.Equal(ca)) && (next == nil || !c.Equal(next))
 }
 
 // BundleHolds reports whether the PEM bundle contains c.
@@ -230,10 +234,7 @@ func NextDue(serving, ca, next *x509.Certificate, bundle []*x509.Certificate) ti
 	var due []time.Time
 	if serving != nil {
 		due = append(due, RenewAt(serving))
-		replaced := slices.ContainsFunc(bundle, func(c *x509.Certificate) bool {
-			return (ca == nil || !c.Equal(ca)) && (next == nil || !c.Equal(next))
-		})
-		if replaced {
+		if slices.ContainsFunc(bundle, func(c *x509.Certificate) bool { return replaced(c, ca, next) }) {
 			due = append(due, RetireAt(serving))
 		}
 	}
