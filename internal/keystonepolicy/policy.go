@@ -55,6 +55,61 @@ func (p Policy) Check(nova *novav1alpha1.Nova, cp *c5c3v1alpha1.ControlPlane) fi
 	return errs
 }
 
+// CheckControlPlane returns every Keystone URL of cp that the policy does
+// not admit, by field. A ControlPlane's Keystone is where Anvil posts the
+// cloud's admin password (adminCredentialsSecretRef) and what every Nova it
+// owns may then name, so only the operator's administrator admits one,
+// through --allowed-keystone-hosts, and only over https unless the entry
+// that admits it starts with http://. Errors name the host, never the URL.
+func (p Policy) CheckControlPlane(cp *c5c3v1alpha1.ControlPlane) field.ErrorList {
+	ks := cp.Spec.Services.Keystone
+	if ks == nil {
+		return nil
+	}
+	path := field.NewPath("spec", "services", "keystone")
+	urls := []urlField{{path.Child("internalEndpoint"), ks.InternalEndpoint}}
+	if ks.PublicEndpoint != "" {
+		urls = append(urls, urlField{path.Child("publicEndpoint"), ks.PublicEndpoint})
+	}
+	if ks.Gateway != nil && ks.Gateway.Hostname != "" {
+		urls = append(urls, urlField{path.Child("gateway", "hostname"), "https://" + ks.Gateway.Hostname})
+	}
+	var errs field.ErrorList
+	for _, f := range urls {
+		errs = append(errs, p.checkDeclared(f)...)
+	}
+	return errs
+}
+
+// checkDeclared checks one Keystone URL a ControlPlane declares.
+func (p Policy) checkDeclared(f urlField) field.ErrorList {
+	host, port, ok := hostPort(f.raw)
+	if !ok {
+		return field.ErrorList{field.Forbidden(f.path, "must be an https URL that names a host: Anvil sends the Keystone admin password there")}
+	}
+	hp := net.JoinHostPort(host, port)
+	allowed, plain := p.allowsPlain(host, port)
+	switch {
+	case !allowed:
+		return field.ErrorList{field.Forbidden(f.path, fmt.Sprintf(
+			"host %s is not allowed: Anvil sends the Keystone admin password there, and this operator admits %s",
+			hp, p.allowedList()))}
+	case strings.HasPrefix(f.raw, "http:") && !plain:
+		return field.ErrorList{field.Forbidden(f.path, fmt.Sprintf(
+			"must use https: Anvil sends the Keystone admin password to %s; an --allowed-keystone-hosts entry written %s%s admits plain http there",
+			hp, plainPrefix, hp))}
+	}
+	return nil
+}
+
+// allowedList describes the allowlist for an error message.
+func (p Policy) allowedList() string {
+	if len(p.AllowedHosts) == 0 {
+		return "no host (its --allowed-keystone-hosts is empty)"
+	}
+	return "only the hosts of its --allowed-keystone-hosts (" + strings.Join(p.AllowedHosts, ", ") + ")"
+}
+
 // urlField is one Keystone URL of a Nova and the field that holds it.
 type urlField struct {
 	path *field.Path
@@ -116,13 +171,21 @@ func ValidateHosts(entries []string) error {
 
 // allows tells whether an allowlist entry admits host and port.
 func (p Policy) allows(host, port string) bool {
+	allowed, _ := p.allowsPlain(host, port)
+	return allowed
+}
+
+// allowsPlain tells whether an allowlist entry admits host and port, and
+// whether one that does is written with plainPrefix.
+func (p Policy) allowsPlain(host, port string) (allowed, plain bool) {
 	for _, e := range p.AllowedHosts {
 		h, pt := splitEntry(e)
 		if h == host && (pt == "" || pt == port) {
-			return true
+			allowed = true
+			plain = plain || plainHTTP(e)
 		}
 	}
-	return false
+	return allowed, plain
 }
 
 // admitted describes what the policy admits, for an error message.
@@ -164,14 +227,23 @@ func hostPort(raw string) (host, port string, ok bool) {
 
 // splitEntry splits an allowlist entry into its normalized host and its
 // port, which is empty when the entry names none. A bare IPv6 address has
-// no port; one with a port is written [addr]:port.
+// no port; one with a port is written [addr]:port. An entry may start with
+// http:// (see plainHTTP).
 func splitEntry(e string) (host, port string) {
-	e = strings.TrimSpace(e)
+	e, _ = strings.CutPrefix(strings.TrimSpace(e), plainPrefix)
 	if h, p, err := net.SplitHostPort(e); err == nil {
 		return normalize(h), p
 	}
 	return normalize(strings.TrimSuffix(strings.TrimPrefix(e, "["), "]")), ""
 }
+
+// plainPrefix marks an allowlist entry that also admits plain http for a
+// ControlPlane's Keystone: the administrator's own statement that the path
+// to that host is trusted, such as an in-cluster Service or loopback.
+const plainPrefix = "http://"
+
+// plainHTTP tells whether an entry starts with plainPrefix.
+func plainHTTP(e string) bool { return strings.HasPrefix(strings.TrimSpace(e), plainPrefix) }
 
 // normalize makes two spellings of one DNS name compare equal: case does
 // not matter in a host name, and a trailing dot names the same host.

@@ -69,9 +69,70 @@ func TestValidateHosts(t *testing.T) {
 	for entry, ok := range map[string]bool{
 		"keystone.example.com": true, "keystone.example.com:5000": true, "127.0.0.1:5000": true, "::1": true, "[::1]:5000": true,
 		"https://keystone.example.com": false, "keystone.example.com/v3": false, "keystone:0": false, "keystone:http": false, "": false,
+		"http://keystone.openstack.svc:5000": true, "http://127.0.0.1": true, "http://keystone/v3": false, "http://": false,
 	} {
 		if err := ValidateHosts([]string{entry}); (err == nil) != ok {
 			t.Errorf("ValidateHosts(%q) = %v, want ok %v", entry, err, ok)
 		}
+	}
+}
+
+func TestCheckControlPlane(t *testing.T) {
+	cp := func(internal, public, gateway string) *c5c3v1alpha1.ControlPlane {
+		c := &c5c3v1alpha1.ControlPlane{}
+		c.Spec.Services.Keystone = &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: internal, PublicEndpoint: public}
+		if gateway != "" {
+			c.Spec.Services.Keystone.Gateway = &c5c3v1alpha1.GatewaySpec{Hostname: gateway}
+		}
+		return c
+	}
+	allow := func(hosts ...string) Policy { return Policy{AllowedHosts: hosts} }
+	const (
+		internal = "spec.services.keystone.internalEndpoint"
+		public   = "spec.services.keystone.publicEndpoint"
+		gateway  = "spec.services.keystone.gateway.hostname"
+	)
+	tests := []struct {
+		name   string
+		policy Policy
+		cp     *c5c3v1alpha1.ControlPlane
+		want   []string // refused fields; none means admitted
+	}{
+		{name: "no Keystone", cp: &c5c3v1alpha1.ControlPlane{}},
+		{name: "an empty allowlist admits nothing", cp: cp("https://keystone.example.com/v3", "", ""), want: []string{internal}},
+		{name: "https on an allowed host", policy: allow("keystone.example.com"), cp: cp("https://keystone.example.com/v3", "", "")},
+		{name: "plain http on a host allowed for https only", policy: allow("keystone.openstack.svc:5000"),
+			cp: cp("http://keystone.openstack.svc:5000/v3", "", ""), want: []string{internal}},
+		{name: "plain http on a host allowed with http://", policy: allow("http://keystone.openstack.svc:5000"),
+			cp: cp("http://keystone.openstack.svc:5000/v3", "", "")},
+		{name: "an http:// entry admits its port only", policy: allow("http://keystone.openstack.svc:5000"),
+			cp: cp("http://keystone.openstack.svc:6000/v3", "", ""), want: []string{internal}},
+		{name: "an http:// entry admits https too", policy: allow("http://keystone.example.com:443"), cp: cp("https://keystone.example.com/v3", "", "")},
+		{name: "the public endpoint outside the allowlist", policy: allow("http://keystone.openstack.svc:5000"),
+			cp: cp("http://keystone.openstack.svc:5000/v3", "https://evil.example/v3", ""), want: []string{public}},
+		{name: "the gateway's hostname, on 443", policy: allow("http://keystone.openstack.svc:5000", "id.example.com:443"),
+			cp: cp("http://keystone.openstack.svc:5000/v3", "", "id.example.com")},
+		{name: "the gateway's hostname outside the allowlist", policy: allow("http://keystone.openstack.svc:5000"),
+			cp: cp("http://keystone.openstack.svc:5000/v3", "", "id.example.com"), want: []string{gateway}},
+		{name: "user info that names an allowed host", policy: allow("keystone.example.com"),
+			cp: cp("https://keystone.example.com@evil.example/v3", "", ""), want: []string{internal}},
+		{name: "not a URL", policy: allow("keystone"), cp: cp("keystone:5000", "", ""), want: []string{internal}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, e := range tt.policy.CheckControlPlane(tt.cp) {
+				got = append(got, e.Field)
+				if !strings.Contains(e.Detail, "admin password") {
+					t.Errorf("%s: detail %q does not say why", e.Field, e.Detail)
+				}
+				if strings.Contains(e.Detail, "@") || strings.Contains(e.Detail, "/v3") {
+					t.Errorf("%s: detail %q echoes the URL", e.Field, e.Detail)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("refused %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

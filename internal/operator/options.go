@@ -296,7 +296,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 	if err := novaReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Nova controller: %w", err)
 	}
-	cpReconciler := &controlplane.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, PoolPolicy: o.WorkloadPolicy()}
+	cpReconciler := &controlplane.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, PoolPolicy: o.WorkloadPolicy(), KeystonePolicy: o.KeystonePolicy()}
 	if err := cpReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the ControlPlane controller: %w", err)
 	}
@@ -320,7 +320,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 		if err := anvilwebhook.SetupNovaWebhook(mgr, o.KeystonePolicy()); err != nil {
 			return nil, fmt.Errorf("setting up the Nova webhook: %w", err)
 		}
-		if err := anvilwebhook.SetupControlPlaneWebhook(mgr); err != nil {
+		if err := anvilwebhook.SetupControlPlaneWebhook(mgr, o.KeystonePolicy()); err != nil {
 			return nil, fmt.Errorf("setting up the ControlPlane webhook: %w", err)
 		}
 		if err := anvilwebhook.SetupNovaComputeWebhook(mgr, o.WorkloadPolicy()); err != nil {

@@ -12,32 +12,38 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	"github.com/anvil/anvil/internal/keystonepolicy"
 )
 
 // +kubebuilder:webhook:path=/validate-c5c3-io-v1alpha1-controlplane,mutating=false,failurePolicy=fail,sideEffects=None,groups=c5c3.io,resources=controlplanes,verbs=create;update,versions=v1alpha1,name=vcontrolplane.c5c3.io,admissionReviewVersions=v1
 
 // ControlPlaneValidator checks the cross-field rules of a ControlPlane that
 // its schema cannot express: which referenced services and which bus a Nova
-// needs, and what computes on other clusters need to reach them.
-type ControlPlaneValidator struct{}
+// needs, what computes on other clusters need to reach them, and which
+// Keystone hosts the operator lets it name.
+type ControlPlaneValidator struct {
+	// Keystone is the operator's --allowed-keystone-hosts: Anvil sends the
+	// cloud's admin password to the ControlPlane's Keystone.
+	Keystone keystonepolicy.Policy
+}
 
 var _ admission.Validator[*c5c3v1alpha1.ControlPlane] = ControlPlaneValidator{}
 
 // SetupControlPlaneWebhook registers the ControlPlane validator with the
 // manager's webhook server.
-func SetupControlPlaneWebhook(mgr ctrl.Manager) error {
-	return ctrl.NewWebhookManagedBy(mgr, &c5c3v1alpha1.ControlPlane{}).WithValidator(ControlPlaneValidator{}).Complete()
+func SetupControlPlaneWebhook(mgr ctrl.Manager, keystone keystonepolicy.Policy) error {
+	return ctrl.NewWebhookManagedBy(mgr, &c5c3v1alpha1.ControlPlane{}).WithValidator(ControlPlaneValidator{Keystone: keystone}).Complete()
 }
 
 // ValidateCreate implements admission.Validator.
-func (ControlPlaneValidator) ValidateCreate(_ context.Context, cp *c5c3v1alpha1.ControlPlane) (admission.Warnings, error) {
-	return nil, controlPlaneInvalid(cp, ValidateControlPlane(cp, nil))
+func (v ControlPlaneValidator) ValidateCreate(_ context.Context, cp *c5c3v1alpha1.ControlPlane) (admission.Warnings, error) {
+	return nil, controlPlaneInvalid(cp, append(ValidateControlPlane(cp, nil), v.Keystone.CheckControlPlane(cp)...))
 }
 
 // ValidateUpdate implements admission.Validator. The old object matters only
 // for the name rule, which an existing Nova must not trip over.
-func (ControlPlaneValidator) ValidateUpdate(_ context.Context, old, cp *c5c3v1alpha1.ControlPlane) (admission.Warnings, error) {
-	return nil, controlPlaneInvalid(cp, ValidateControlPlane(cp, old))
+func (v ControlPlaneValidator) ValidateUpdate(_ context.Context, old, cp *c5c3v1alpha1.ControlPlane) (admission.Warnings, error) {
+	return nil, controlPlaneInvalid(cp, append(ValidateControlPlane(cp, old), v.Keystone.CheckControlPlane(cp)...))
 }
 
 // ValidateDelete implements admission.Validator; deletion is always allowed.

@@ -46,7 +46,7 @@ func runManager(e *testenv.Environment) error {
 	if err != nil {
 		return err
 	}
-	if err := anvilwebhook.SetupControlPlaneWebhook(mgr); err != nil {
+	if err := anvilwebhook.SetupControlPlaneWebhook(mgr, keystonepolicy.Policy{AllowedHosts: []string{allowedKeystone}}); err != nil {
 		return err
 	}
 	if err := anvilwebhook.SetupNovaWebhook(mgr, keystonepolicy.Policy{AllowedHosts: []string{allowedKeystone}}); err != nil {

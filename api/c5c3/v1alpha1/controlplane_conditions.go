@@ -119,6 +119,16 @@ const (
 	// cluster's own Keystone user could not be created, given its roles,
 	// or deleted. The message names the cluster.
 	ComputeCredentialsErrorReason = "ComputeCredentialsError"
+	// KeystoneEndpointNotAllowedReason: a Keystone URL of
+	// services.keystone names a host that is not on the operator's
+	// --allowed-keystone-hosts, or uses plain http where the entry that
+	// admits it does not start with http:// (admission enforces the same).
+	// The pass stops before anything is sent there, the admin password
+	// included; the message names the field and the host. It is terminal
+	// until the spec or the operator's flag changes. A ControlPlane being
+	// deleted keeps its finalizer meanwhile: removing its accounts would
+	// send the admin password there.
+	KeystoneEndpointNotAllowedReason = "KeystoneEndpointNotAllowed"
 )
 
 // Names and labels of what a ControlPlane writes.

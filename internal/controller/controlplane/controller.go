@@ -19,6 +19,7 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/openstack"
 	"github.com/anvil/anvil/internal/targetcluster"
 	"github.com/anvil/anvil/internal/workloadpolicy"
@@ -47,6 +48,9 @@ type Reconciler struct {
 	// PoolPolicy is the pool controller's policy: a pool it refuses earns
 	// its cluster no contract.
 	PoolPolicy workloadpolicy.Policy
+	// KeystonePolicy is the operator's --allowed-keystone-hosts, which the
+	// ControlPlane's Keystone must obey before a pass sends it anything.
+	KeystonePolicy keystonepolicy.Policy
 }
 
 // KeystoneFactory returns an admin session for account and catalog work.
@@ -119,6 +123,7 @@ type pass struct {
 // steps are the pass's steps in order, each with the condition it owns.
 func (r *Reconciler) steps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.checkKeystone},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileNova},
 		{Condition: c5c3v1alpha1.ComputeCatalogReadyCondition, Run: r.reconcileCatalog},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileHypervisorOperator},
@@ -138,6 +143,7 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 // first, so that clients stop finding a Nova that is going away.
 func (r *Reconciler) teardownSteps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.checkKeystone},
 		{Condition: c5c3v1alpha1.ComputeCatalogReadyCondition, Run: r.reconcileCatalog},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileHypervisorOperator},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileClusterCredentials},

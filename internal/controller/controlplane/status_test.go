@@ -31,24 +31,24 @@ func TestFailingStepLeavesReadyNotTrue(t *testing.T) {
 		wantReason     string
 		wantGeneration int64
 	}{
-		{name: "bus Secret missing", step: 0,
+		{name: "bus Secret missing", step: 1,
 			err:        flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.WaitingForMessagingReason, waitRequeue, "spec.infrastructure.messaging.secretRef: Secret openstack/bus does not exist"),
 			wantReason: c5c3v1alpha1.WaitingForMessagingReason, wantGeneration: 2},
-		{name: "projection refused", step: 0,
+		{name: "projection refused", step: 1,
 			err:        flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaProjectionRejectedReason, errors.New("spec.region: Invalid value")),
 			wantReason: c5c3v1alpha1.NovaProjectionRejectedReason, wantGeneration: 2},
-		{name: "Nova not Ready yet", step: 0,
+		{name: "Nova not Ready yet", step: 1,
 			err:        flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.WaitingForNovaReason, waitRequeue, "waiting for Nova cp-nova"),
 			wantReason: c5c3v1alpha1.WaitingForNovaReason, wantGeneration: 2},
-		{name: "an apiserver error while projecting", step: 0, err: novaError(errors.New("etcdserver: request timed out")),
+		{name: "an apiserver error while projecting", step: 1, err: novaError(errors.New("etcdserver: request timed out")),
 			wantReason: c5c3v1alpha1.NovaErrorReason, wantGeneration: 1},
-		{name: "the account cannot be provisioned", step: 1,
+		{name: "the account cannot be provisioned", step: 2,
 			err:        hypervisorOperatorError(errors.New("identity: create user: HTTP 500")),
 			wantReason: c5c3v1alpha1.HypervisorOperatorErrorReason, wantGeneration: 1},
-		{name: "a mirror cannot be written", step: 5,
+		{name: "a mirror cannot be written", step: 6,
 			err:        flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaComputeConfigErrorReason, waitRequeue, "on compute-a: not owned"),
 			wantReason: c5c3v1alpha1.NovaComputeConfigErrorReason, wantGeneration: 2},
-		{name: "an unclassified error while mirroring", step: 2, err: errors.New("connection refused"),
+		{name: "an unclassified error while mirroring", step: 3, err: errors.New("connection refused"),
 			wantReason: anvilmeta.ReconcileErrorReason, wantGeneration: 1},
 	}
 	for _, tt := range tests {
