@@ -135,6 +135,18 @@ func TestIntegrationControlPlaneAdmission(t *testing.T) {
 		{name: "cinder public endpoint unparseable", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
 			cp.Spec.Services.Cinder = &c5c3v1alpha1.ReferencedService{PublicEndpoint: "https://[::1"}
 		}, want: []rejection{{"spec.services.cinder.publicEndpoint", "is not a valid URL"}}},
+		// The review's B4: the admin password goes to the ControlPlane's
+		// Keystone, so only the operator's allowlist admits one.
+		{name: "keystone over plain http where only https is allowed", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
+			cp.Spec.Services.Keystone.InternalEndpoint = "http://keystone.example.com/v3"
+		}, want: []rejection{{"spec.services.keystone.internalEndpoint", "must use https"}}},
+		{name: "keystone outside the allowed hosts", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
+			cp.Spec.Services.Keystone.PublicEndpoint = "https://keystone.evil.example/v3"
+		}, want: []rejection{{"spec.services.keystone.publicEndpoint", "host keystone.evil.example:443 is not allowed"}}},
+		{name: "keystone gateway outside the allowed hosts", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
+			cp.Spec.Services.Keystone.PublicEndpoint = ""
+			cp.Spec.Services.Keystone.Gateway = &c5c3v1alpha1.GatewaySpec{Hostname: "id.evil.example"}
+		}, want: []rejection{{"spec.services.keystone.gateway.hostname", "host id.evil.example:443 is not allowed"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,6 +15,12 @@ import (
 // besides a ControlPlane's own.
 const allowedKeystone = "keystone.openstack.svc"
 
+// controlPlaneKeystones are the ControlPlane webhook's allowed Keystone
+// hosts: the in-cluster one over plain http, on its port, and the public
+// one over https. The Nova webhook keeps allowedKeystone alone, so that a
+// Nova's rules are seen apart from the ControlPlane's.
+var controlPlaneKeystones = []string{"http://" + allowedKeystone + ":5000", "keystone.example.com"}
+
 var (
 	env     *testenv.Environment
 	started sync.Once
@@ -46,7 +52,7 @@ func runManager(e *testenv.Environment) error {
 	if err != nil {
 		return err
 	}
-	if err := anvilwebhook.SetupControlPlaneWebhook(mgr, keystonepolicy.Policy{AllowedHosts: []string{allowedKeystone}}); err != nil {
+	if err := anvilwebhook.SetupControlPlaneWebhook(mgr, keystonepolicy.Policy{AllowedHosts: controlPlaneKeystones}); err != nil {
 		return err
 	}
 	if err := anvilwebhook.SetupNovaWebhook(mgr, keystonepolicy.Policy{AllowedHosts: []string{allowedKeystone}}); err != nil {
