@@ -242,6 +242,21 @@ func splitEntry(e string) (host, port string) {
 // to that host is trusted, such as an in-cluster Service or loopback.
 const plainPrefix = "http://"
 
+// EntryFor returns the --allowed-keystone-hosts entry that admits exactly
+// the host and port of a Keystone URL over its scheme: host:port for https,
+// http://host:port for plain http. It reports false for anything else.
+func EntryFor(raw string) (string, bool) {
+	host, port, ok := hostPort(raw)
+	if !ok {
+		return "", false
+	}
+	entry := net.JoinHostPort(host, port)
+	if strings.HasPrefix(raw, "http:") {
+		entry = plainPrefix + entry
+	}
+	return entry, true
+}
+
 // plainHTTP tells whether an entry starts with plainPrefix.
 func plainHTTP(e string) bool { return strings.HasPrefix(strings.TrimSpace(e), plainPrefix) }
 

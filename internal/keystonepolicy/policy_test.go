@@ -136,3 +136,33 @@ func TestCheckControlPlane(t *testing.T) {
 		})
 	}
 }
+
+func TestEntryFor(t *testing.T) {
+	tests := []struct {
+		raw, want string
+		ok        bool
+	}{
+		{"https://keystone.example.com/v3", "keystone.example.com:443", true},
+		{"http://127.0.0.1:15500/v3", "http://127.0.0.1:15500", true},
+		{"http://Keystone.openstack.svc./v3", "http://keystone.openstack.svc:80", true},
+		{"https://[::1]:5000", "[::1]:5000", true},
+		{"keystone:5000", "", false},
+		{"ftp://keystone", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := EntryFor(tt.raw)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("EntryFor(%q) = %q, %t, want %q, %t", tt.raw, got, ok, tt.want, tt.ok)
+		}
+		if ok {
+			if err := ValidateHosts([]string{got}); err != nil {
+				t.Errorf("EntryFor(%q) = %q, which ValidateHosts refuses: %v", tt.raw, got, err)
+			}
+			cp := &c5c3v1alpha1.ControlPlane{}
+			cp.Spec.Services.Keystone = &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: tt.raw}
+			if errs := (Policy{AllowedHosts: []string{got}}).CheckControlPlane(cp); len(errs) > 0 {
+				t.Errorf("the entry %q does not admit %q: %v", got, tt.raw, errs)
+			}
+		}
+	}
+}

@@ -18,8 +18,10 @@ import (
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/dev/localcloud"
 	"github.com/anvil/anvil/internal/dev/openstacktest"
 	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/operator"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -61,6 +63,7 @@ func startOperator(tb testing.TB) *testenv.Environment {
 		}
 		registry, err = operator.Setup(context.Background(), mgr, &operator.Options{
 			ClustersNamespace: e.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second,
+			AllowedKeystoneHosts: suiteKeystoneHosts(tb),
 		})
 		if err != nil {
 			tb.Fatal(err)
@@ -240,4 +243,24 @@ func assertNoLeak(t *testing.T) {
 		texts = append(texts, testenv.ConditionMessages(cp.Status.Conditions)...)
 	}
 	testenv.AssertNoLeak(t, texts, credentials)
+}
+
+// suiteKeystoneHosts is the operator's --allowed-keystone-hosts here: the
+// closed stand-in Keystone and the made-up public one every ControlPlane
+// of the suite declares, and the service set's Keystone, which the
+// account and catalog tests use.
+func suiteKeystoneHosts(tb testing.TB) []string {
+	tb.Helper()
+	hosts := []string{"http://" + closedKeystone(tb), "keystone.example.com"}
+	if cloud == nil {
+		return hosts
+	}
+	for _, key := range []string{localcloud.KeystoneURL, localcloud.KeystonePublicURL} {
+		entry, ok := keystonepolicy.EntryFor(cloud.Endpoints[key])
+		if !ok {
+			tb.Fatalf("the service set's %s is not a URL", key)
+		}
+		hosts = append(hosts, entry)
+	}
+	return hosts
 }

@@ -2,7 +2,6 @@ package nova_test
 
 import (
 	"context"
-	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/anvil/anvil/internal/dev/localcloud"
 	"github.com/anvil/anvil/internal/dev/openstacktest"
 	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/operator"
 )
 
@@ -68,8 +68,8 @@ func allowedKeystoneHosts() []string {
 		return hosts
 	}
 	for _, key := range []string{localcloud.KeystoneURL, localcloud.KeystonePublicURL} {
-		if u, err := url.Parse(cloud.Endpoints[key]); err == nil && u.Host != "" {
-			hosts = append(hosts, u.Host)
+		if entry, ok := keystonepolicy.EntryFor(cloud.Endpoints[key]); ok {
+			hosts = append(hosts, entry)
 		}
 	}
 	return hosts

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/anvil/anvil/internal/dev/netutil"
+	"github.com/anvil/anvil/internal/keystonepolicy"
 )
 
 // startOperator builds the operator and runs it against the management
@@ -277,15 +277,17 @@ func (s *Stack) allowedKeystoneHosts() ([]string, error) {
 		return nil, err
 	}
 	// A Nova names both: the internal URL in keystoneEndpoint, the public
-	// one in keystonePublicEndpoint and remoteCompute.
+	// one in keystonePublicEndpoint and remoteCompute. The ControlPlane
+	// declares the same two, and the internal one is plain http on
+	// loopback, which an entry admits only when written http://.
 	var hosts []string
 	for _, raw := range []string{cloud.keystone, cloud.keystonePublic} {
-		u, err := url.Parse(raw)
-		if err != nil || u.Host == "" {
+		entry, ok := keystonepolicy.EntryFor(raw)
+		if !ok {
 			return nil, fmt.Errorf("the service set's Keystone URL %q has no host", raw)
 		}
-		if !slices.Contains(hosts, u.Host) {
-			hosts = append(hosts, u.Host)
+		if !slices.Contains(hosts, entry) {
+			hosts = append(hosts, entry)
 		}
 	}
 	return hosts, nil
