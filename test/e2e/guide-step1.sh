@@ -115,6 +115,23 @@ if grep -q '/validate-c5c3-io-v1alpha1-controlplane$' <<<"$hooks"; then
     -p '{"spec":{"services":{"nova":{'"$remote"'}}}}' >/dev/null \
     || fail "admission refused remoteCompute on the sample ControlPlane, whose bus has tls"
   pass "the ControlPlane webhook refuses remoteCompute without messaging tls, and admits it with tls"
+  # The security review's B4: the admin password goes to the ControlPlane's
+  # Keystone, so the operator's --allowed-keystone-hosts decides which one.
+  # Its public URL is admitted over https only; another host not at all.
+  public="$(kubectl get controlplane controlplane -n openstack -o jsonpath='{.spec.services.keystone.publicEndpoint}')"
+  if refused="$(kubectl patch controlplane controlplane -n openstack --type merge --dry-run=server \
+    -p '{"spec":{"services":{"keystone":{"internalEndpoint":"'"${public/https:/http:}"'"}}}}' 2>&1)"; then
+    fail "admission accepted a plain http Keystone that the operator admits over https only"
+  fi
+  grep -q 'spec\.services\.keystone\.internalEndpoint.*must use https' <<<"$refused" \
+    || fail "the plain http refusal does not name spec.services.keystone.internalEndpoint: $refused"
+  if refused="$(kubectl patch controlplane controlplane -n openstack --type merge --dry-run=server \
+    -p '{"spec":{"services":{"keystone":{"publicEndpoint":"https://keystone.invalid/v3"}}}}' 2>&1)"; then
+    fail "admission accepted a Keystone outside --allowed-keystone-hosts"
+  fi
+  grep -q 'spec\.services\.keystone\.publicEndpoint.*is not allowed' <<<"$refused" \
+    || fail "the allowlist refusal does not name spec.services.keystone.publicEndpoint: $refused"
+  pass "the ControlPlane webhook refuses a plain http Keystone and one outside --allowed-keystone-hosts"
 else
   echo "skip: the devstack registered no ControlPlane webhook (the operator does not serve it yet)"
 fi
