@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/operator"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -72,6 +73,7 @@ func (s *Stack) startOperator(ctx context.Context, logs io.Writer, more func(*op
 	}
 	opts := &operator.Options{
 		ClustersNamespace: s.Env.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second,
+		AllowedKeystoneHosts: fixtureKeystoneHosts,
 	}
 	if more != nil {
 		more(opts)
@@ -107,4 +109,23 @@ func (s *Stack) PutSecret(ctx context.Context, cluster, namespace, name string, 
 		return fmt.Errorf("updating Secret %s/%s on %s: %w", namespace, name, cluster, err)
 	}
 	return nil
+}
+
+// fixtureKeystoneHosts admit the Keystone the fixtures' ControlPlanes
+// declare (fixtures.go): in-cluster over plain http, public over https.
+// Nothing dials either.
+var fixtureKeystoneHosts = []string{"http://keystone.openstack.svc:5000", "keystone.bench.invalid"}
+
+// keystoneEntries returns the --allowed-keystone-hosts entries that admit
+// the Keystone URLs of a ControlPlane; see keystonepolicy.EntryFor.
+func keystoneEntries(urls ...string) ([]string, error) {
+	var out []string
+	for _, raw := range urls {
+		entry, ok := keystonepolicy.EntryFor(raw)
+		if !ok {
+			return nil, fmt.Errorf("the Keystone URL %q names no host", raw)
+		}
+		out = append(out, entry)
+	}
+	return out, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -160,11 +159,9 @@ func (s *idleStack) startOperator(ctx context.Context, logs io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var keystoneHosts []string
-	for _, key := range []string{localcloud.KeystoneURL, localcloud.KeystonePublicURL} {
-		if u, err := url.Parse(s.cloud.Endpoints[key]); err == nil && u.Host != "" {
-			keystoneHosts = append(keystoneHosts, u.Host)
-		}
+	keystoneHosts, err := keystoneEntries(s.cloud.Endpoints[localcloud.KeystoneURL], s.cloud.Endpoints[localcloud.KeystonePublicURL])
+	if err != nil {
+		return err
 	}
 	reg, err := operator.Setup(ctx, mgr, &operator.Options{
 		ClustersNamespace: s.env.ClustersNamespace, EnableWebhooks: true,

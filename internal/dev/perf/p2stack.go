@@ -19,6 +19,7 @@ import (
 	"github.com/anvil/anvil/internal/dev/openstacktest"
 	"github.com/anvil/anvil/internal/dev/podrunner"
 	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/operator"
 )
 
 // p2Stack is P2's world: the real Keystone, Placement and Nova of
@@ -81,7 +82,12 @@ func startP2(ctx context.Context, logs io.Writer) (_ *p2Stack, err error) {
 	if err := s.startRunner(env.Management, podrunner.Node{Name: "p2-mgmt-" + benchRun}); err != nil {
 		return nil, err
 	}
-	err = s.startOperator(ctx, logs, nil)
+	ep := cloud.Endpoints
+	hosts, err := keystoneEntries(ep[localcloud.KeystoneURL], ep[localcloud.KeystonePublicURL])
+	if err != nil {
+		return nil, err
+	}
+	err = s.startOperator(ctx, logs, func(o *operator.Options) { o.AllowedKeystoneHosts = hosts })
 	return s, err
 }
 
