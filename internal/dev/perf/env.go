@@ -112,9 +112,10 @@ func (s *Stack) PutSecret(ctx context.Context, cluster, namespace, name string, 
 }
 
 // fixtureKeystoneHosts admit the Keystone the fixtures' ControlPlanes
-// declare (fixtures.go): in-cluster over plain http, public over https.
-// Nothing dials either.
-var fixtureKeystoneHosts = []string{"http://keystone.openstack.svc:5000", "keystone.bench.invalid"}
+// declare (fixtures.go): in-cluster over plain http and public over https,
+// which nothing dials, and the scale benchmark's simulator, which serves
+// plain http on a loopback port chosen when it starts (scale_fixtures.go).
+var fixtureKeystoneHosts = []string{"http://keystone.openstack.svc:5000", "keystone.bench.invalid", "http://127.0.0.1"}
 
 // keystoneEntries returns the --allowed-keystone-hosts entries that admit
 // the Keystone URLs of a ControlPlane; see keystonepolicy.EntryFor.

@@ -84,6 +84,7 @@ func StartOperatorProcess(ctx context.Context, env *testenv.Environment, binary,
 		"--health-probe-bind-address="+op.health,
 		"--clusters-namespace="+env.ClustersNamespace,
 		"--enable-webhooks=true", "--webhook-cert-dir="+wh.CertDir, "--webhook-port="+strconv.Itoa(wh.Port),
+		"--allowed-keystone-hosts="+strings.Join(fixtureKeystoneHosts, ","),
 	)
 	op.cmd.Stdout, op.cmd.Stderr = logs, logs
 	// The operator dies with the bench, whatever ends it.
