@@ -265,6 +265,8 @@ func TestOperatorChartSchemaRejectsBadValues(t *testing.T) {
 		{"unknown log level", []string{"--set", "logLevel=trace"}, "at '/logLevel': value must be one of"},
 		{"extra arg not a flag", []string{"--set", "extraArgs={rm}"}, "at '/extraArgs/0'"},
 		{"repository with a comma", []string{"--set", "allowedImageRepositories={a\\,b}"}, "/allowedImageRepositories/0"},
+		{"keystone entry with https://", []string{"--set", "allowedKeystoneHosts={https://keystone.example}"}, "at '/allowedKeystoneHosts/0'"},
+		{"keystone entry with a path", []string{"--set", "allowedKeystoneHosts={http://keystone.example/v3}"}, "at '/allowedKeystoneHosts/0'"},
 		{"clusters namespace is watched", []string{"--set", "clustersNamespace=openstack"}, `values.clustersNamespace "openstack" is also in values.watchNamespaces`},
 	}
 	for _, tt := range tests {
@@ -434,5 +436,17 @@ func TestOperatorChartLint(t *testing.T) {
 		"--set", "image.repository="+testRepository)
 	if err != nil {
 		t.Fatalf("helm lint: %v\n%s%s", err, stdout, stderr)
+	}
+}
+
+// TestOperatorChartPassesKeystoneHosts: the Keystone list reaches the
+// operator as one flag, plain-http entries included, since the devstack's
+// ControlPlane declares a loopback Keystone that way.
+func TestOperatorChartPassesKeystoneHosts(t *testing.T) {
+	objs := renderOperator(t, "--set", "allowedKeystoneHosts={http://127.0.0.1:5000,keystone.example:443}")
+	d := convert[appsv1.Deployment](t, objs.get(t, "Deployment", operatorNamespace, "anvil-operator"))
+	want := "--allowed-keystone-hosts=http://127.0.0.1:5000,keystone.example:443"
+	if args := d.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, want) {
+		t.Errorf("args %v lack %s", args, want)
 	}
 }
