@@ -265,26 +265,26 @@ func (s *Stack) operatorProcessArgs(op *operatorState, keystoneHosts []string) [
 	return args
 }
 
-// allowedKeystoneHosts is the operator's --allowed-keystone-hosts: with the
-// OpenStack services, the local Keystone's hosts and ports, so a standalone
-// Nova of the guide may name them; without them, none.
+// allowedKeystoneHosts is the operator's --allowed-keystone-hosts: the
+// Keystone the sample ControlPlane declares, which the guide's standalone
+// Nova names too. Without the OpenStack services that Keystone is a
+// placeholder nothing dials, but the ControlPlane is admitted only with it.
 func (s *Stack) allowedKeystoneHosts() ([]string, error) {
-	if !s.openstack {
-		return nil, nil
+	var cloud *sampleCloud
+	if s.openstack {
+		var err error
+		if cloud, err = s.loadSampleCloud(); err != nil {
+			return nil, err
+		}
 	}
-	cloud, err := s.loadSampleCloud()
-	if err != nil {
-		return nil, err
-	}
-	// A Nova names both: the internal URL in keystoneEndpoint, the public
-	// one in keystonePublicEndpoint and remoteCompute. The ControlPlane
-	// declares the same two, and the internal one is plain http on
-	// loopback, which an entry admits only when written http://.
+	// The internal URL is plain http on loopback, which an entry admits
+	// only when written http://; the public one is https.
+	ks := sampleControlPlane(cloud).Spec.Services.Keystone
 	var hosts []string
-	for _, raw := range []string{cloud.keystone, cloud.keystonePublic} {
+	for _, raw := range []string{ks.InternalEndpoint, ks.PublicEndpoint} {
 		entry, ok := keystonepolicy.EntryFor(raw)
 		if !ok {
-			return nil, fmt.Errorf("the service set's Keystone URL %q has no host", raw)
+			return nil, fmt.Errorf("the sample ControlPlane's Keystone URL %q has no host", raw)
 		}
 		if !slices.Contains(hosts, entry) {
 			hosts = append(hosts, entry)
