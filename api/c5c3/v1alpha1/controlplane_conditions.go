@@ -60,6 +60,12 @@ const (
 	CatalogRemovedEvent = "CatalogRemoved"
 )
 
+// GeneratedSecretReplacedEvent is the Warning event recorded when a Secret
+// whose value Anvil generates carried a value Anvil did not generate (no
+// digest in status.generatedSecrets matches it) and Anvil gave it a new
+// one. The note names the Secret, never a value.
+const GeneratedSecretReplacedEvent = "GeneratedSecretReplaced"
+
 // Reasons of NovaReady.
 const (
 	// NovaMetadataAgentSecretErrorReason: the copy of the metadata shared

@@ -329,6 +329,28 @@ type ControlPlaneStatus struct {
 	// +listType=map
 	// +listMapKey=name
 	ComputeClusters []ComputeClusterStatus `json:"computeClusters,omitempty"`
+
+	// GeneratedSecrets lists the Secrets whose value Anvil generated for
+	// this ControlPlane (the metadata shared secret, the hypervisor
+	// operator's and each compute cluster's password), each with a digest
+	// of that value. Anvil uses a value only when its digest is listed
+	// here: a same-named Secret that merely carries Anvil's ownership
+	// marks gets a new value instead, so nobody can choose a password
+	// Anvil then sets in Keystone.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	GeneratedSecrets []GeneratedSecret `json:"generatedSecrets,omitempty"`
+}
+
+// GeneratedSecret records one value Anvil generated.
+type GeneratedSecret struct {
+	// Name of the Secret, in the ControlPlane's namespace.
+	Name string `json:"name"`
+	// Digest is the hex SHA-256 of the Secret's name and the generated
+	// value. The value is 192 random bits, so the digest does not reveal
+	// it.
+	Digest string `json:"digest"`
 }
 
 // ComputeClusterStatus is what one compute cluster runs.

@@ -176,6 +176,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 // patchStatus ends every pass: the shared rollup derives Ready, records
 // the transition events and writes what changed.
 func (r *Reconciler) patchStatus(ctx context.Context, before, cp *c5c3v1alpha1.ControlPlane, passErr error) error {
+	// A finalizer patch of this pass moved the object's version; the
+	// status patch locks on that version, so only a stranger's write
+	// since then makes it conflict.
+	before.ResourceVersion, before.Finalizers = cp.ResourceVersion, cp.Finalizers
 	return conditions.PatchStatus(ctx, r.Client, r.Recorder, before, cp, &before.Status.CommonStatus, &cp.Status.CommonStatus, passErr, r.summary())
 }
 

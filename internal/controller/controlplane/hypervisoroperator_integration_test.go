@@ -68,11 +68,20 @@ func TestIntegrationHypervisorOperatorAccount(t *testing.T) {
 	authName, credsName := name+"-nova-hypervisor-operator-auth", name+"-nova-hypervisor-operator-credentials"
 	removeLeftoverAccount(t)
 	cp := hvoControlPlane(t, name)
+	// Someone who may create Secrets beside the ControlPlane plants the
+	// credentials Secret and the metadata shared secret first, with
+	// Anvil's ownership labels naming it.
+	const planted = "a-password-somebody-else-chose"
+	metadataName := name + c5c3v1alpha1.NovaMetadataSecretSuffix
+	plantOwnedSecret(t, credsName, name, "password", planted)
+	plantOwnedSecret(t, metadataName, name, "shared_secret", planted)
 	if err := e.Management.Client.Create(ctx, cp); err != nil {
 		t.Fatal(err)
 	}
 	newPool(t, name, name+"-a", "compute-a")
 	waitNovaReady(t, name, c5c3v1alpha1.NovaReadyReason)
+	assertPlantedReplaced(t, credsName, "password", planted)
+	assertPlantedReplaced(t, metadataName, "shared_secret", planted)
 
 	auth := localSecret(t, authName)
 	if k := slices.Sorted(maps.Keys(auth.Data)); !slices.Equal(k, authKeys) {
@@ -90,6 +99,10 @@ func TestIntegrationHypervisorOperatorAccount(t *testing.T) {
 		t.Fatalf("a token with the auth Secret's seven keys: %v", err)
 	}
 	assertAccountRole(t, true)
+	if string(auth.Data["password"]) == planted {
+		t.Fatal("the account's password is the one planted in its credentials Secret")
+	}
+	assertGeneratedRecorded(t, name, credsName, string(localSecret(t, credsName).Data["password"]))
 	leaks := []string{first.Password}
 
 	// Rotation: a deleted credentials Secret is a new password everywhere.
@@ -112,6 +125,10 @@ func TestIntegrationHypervisorOperatorAccount(t *testing.T) {
 	}
 	if _, err := openstack.NewIdentitySession(ctx, first); err == nil {
 		t.Error("the old password still logs in")
+	}
+	// A deletion is a rotation, not a plant: no second replacement.
+	if n := countEvents(t, c5c3v1alpha1.GeneratedSecretReplacedEvent, credsName); n != 1 {
+		t.Errorf("%d %s events for %s, want only the planted value's", n, c5c3v1alpha1.GeneratedSecretReplacedEvent, credsName)
 	}
 
 	// Unsetting the block prunes the copy, the Secrets and the account.

@@ -59,12 +59,18 @@ func TestIntegrationPerClusterCredentials(t *testing.T) {
 	ks.InternalEndpoint, ks.PublicEndpoint = cloud.Endpoints[localcloud.KeystoneURL], cloud.Endpoints[localcloud.KeystonePublicURL]
 	ks.AdminCredentialsSecretRef = &anvilmeta.LocalObjectReference{Name: name + "-keystone-admin"}
 	cp.Spec.Services.Nova.RemoteCompute.Credentials = c5c3v1alpha1.PerClusterCredentials
+	// compute-b's password is planted beforehand with Anvil's ownership
+	// labels; Anvil must not set it on compute-b's user.
+	const planted = "a-cluster-password-somebody-else-chose"
+	credsNameB := name + "-nova-compute-credentials-compute-b"
+	plantOwnedSecret(t, credsNameB, name, "password", planted)
 	if err := e.Management.Client.Create(ctx, cp); err != nil {
 		t.Fatal(err)
 	}
 	newPool(t, name, name+"-a", "compute-a")
 	poolB := newPool(t, name, name+"-b", "compute-b")
 	waitNovaReady(t, name, c5c3v1alpha1.NovaReadyReason)
+	assertPlantedReplaced(t, credsNameB, "password", planted)
 
 	mirror := name + "-nova-compute-config"
 	a, b := mustRemote(t, "compute-a", mirror), mustRemote(t, "compute-b", mirror)
@@ -72,6 +78,10 @@ func TestIntegrationPerClusterCredentials(t *testing.T) {
 	if credsA.Username != "nova-compute-compute-a" || credsB.Username != "nova-compute-compute-b" || credsA.Password == credsB.Password {
 		t.Fatalf("mirrors authenticate as %s and %s, with the same password %v", credsA.Username, credsB.Username, credsA.Password == credsB.Password)
 	}
+	if credsB.Password == planted {
+		t.Fatal("compute-b's mirror carries the planted password")
+	}
+	assertGeneratedRecorded(t, name, credsNameB, credsB.Password)
 	for _, c := range []openstack.Credentials{credsA, credsB} {
 		if _, err := openstack.NewIdentitySession(ctx, c); err != nil {
 			t.Errorf("%s cannot log in with its mirror: %v", c.Username, err)
@@ -110,8 +120,9 @@ func TestIntegrationPerClusterCredentials(t *testing.T) {
 	}
 	waitNoUser(t, "nova-compute-compute-b")
 	waitGone(t, func() error {
-		return e.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name + "-nova-compute-credentials-compute-b"}, &corev1.Secret{})
+		return e.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: credsNameB}, &corev1.Secret{})
 	})
+	waitForgotten(t, name, credsNameB)
 
 	// Deleting the ControlPlane takes the remaining user.
 	if err := e.Management.Client.Delete(ctx, cp); err != nil {

@@ -43,6 +43,7 @@ func (r *Reconciler) pruneHypervisorOperator(ctx context.Context, p *pass) error
 		if _, err := local.Delete(ctx, r.Scheme, cp, s); err != nil {
 			return hypervisorOperatorError(fmt.Errorf("deleting Secret %s/%s: %w", cp.Namespace, name, err))
 		}
+		cp.Status.GeneratedSecrets = ForgetGenerated(cp.Status.GeneratedSecrets, name)
 	}
 	return nil
 }

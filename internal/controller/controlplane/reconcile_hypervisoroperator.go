@@ -131,7 +131,20 @@ func (r *Reconciler) addFinalizer(ctx context.Context, cp *c5c3v1alpha1.ControlP
 	obj := cp.DeepCopy()
 	patch := client.MergeFromWithOptions(cp, client.MergeFromWithOptimisticLock{})
 	controllerutil.AddFinalizer(obj, c5c3v1alpha1.AccountsFinalizer)
-	return r.Client.Patch(ctx, obj, patch)
+	if err := r.Client.Patch(ctx, obj, patch); err != nil {
+		return err
+	}
+	adoptMetadata(cp, obj)
+	return nil
+}
+
+// adoptMetadata carries the pass's own metadata patch into the pass's
+// object: the status patch at the end of the pass then locks on the
+// version this pass wrote, instead of failing on it as on a stranger's
+// write and losing what the pass recorded (a generated value's digest).
+func adoptMetadata(cp, patched *c5c3v1alpha1.ControlPlane) {
+	cp.ResourceVersion = patched.ResourceVersion
+	cp.Finalizers = patched.Finalizers
 }
 
 // removeFinalizer is addFinalizer's inverse.
@@ -142,7 +155,11 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, cp *c5c3v1alpha1.Contr
 	obj := cp.DeepCopy()
 	patch := client.MergeFromWithOptions(cp, client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(obj, c5c3v1alpha1.AccountsFinalizer)
-	return client.IgnoreNotFound(r.Client.Patch(ctx, obj, patch))
+	if err := r.Client.Patch(ctx, obj, patch); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	adoptMetadata(cp, obj)
+	return nil
 }
 
 // hypervisorOperatorPassword returns the account's password, generating
@@ -159,16 +176,17 @@ func (r *Reconciler) hypervisorOperatorPassword(ctx context.Context, cp *c5c3v1a
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{passwordKey: []byte(password)},
 	}
-	if err := targetcluster.LocalChildren(r.Client).Apply(ctx, r.Scheme, cp, s, targetcluster.CreateOnly); err != nil {
+	password, err = r.ensureGenerated(ctx, cp, s, passwordKey, false)
+	if err != nil {
 		return "", err
 	}
-	// An empty resourceVersion means the create met a Secret the cache
-	// had not seen yet: its value is unknown until the cache catches up.
-	if s.ResourceVersion == "" || len(s.Data[passwordKey]) == 0 {
+	// No value means the create met a Secret the cache had not seen yet:
+	// its value is unknown until the cache catches up.
+	if password == "" {
 		return "", flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.WaitingForHypervisorOperatorCredentialsReason, readBackRequeue,
 			"the credentials Secret %s/%s of the hypervisor operator account has not been materialized yet", cp.Namespace, name)
 	}
-	return string(s.Data[passwordKey]), nil
+	return password, nil
 }
 
 // deliveredPassword is the password the auth Secret carries, or "".

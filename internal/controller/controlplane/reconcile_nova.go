@@ -287,15 +287,25 @@ func (r *Reconciler) applyLocalSecret(ctx context.Context, cp *c5c3v1alpha1.Cont
 }
 
 // ensureGeneratedMetadataSecret writes {cp}-nova-metadata-secret once, when
-// it does not exist. It is never rotated by Anvil: deleting it makes a new
-// one.
+// it does not exist, or anew when its value is not one Anvil generated. It
+// is never rotated by Anvil otherwise: deleting it makes a new one.
 func (r *Reconciler) ensureGeneratedMetadataSecret(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) error {
 	name := cp.Name + c5c3v1alpha1.NovaMetadataSecretSuffix
 	secret, err := randomSecret()
 	if err != nil {
 		return err
 	}
-	return r.applyLocalSecret(ctx, cp, name, map[string][]byte{sharedSecretKey: []byte(secret)}, targetcluster.CreateOnly)
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cp.Namespace},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{sharedSecretKey: []byte(secret)},
+	}
+	_, err = r.ensureGenerated(ctx, cp, s, sharedSecretKey, false)
+	var notOwned *targetcluster.NotOwnedError
+	if errors.As(err, &notOwned) {
+		return flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaErrorReason, err)
+	}
+	return err
 }
 
 // reapReleased deletes the Secrets the child no longer reads, now that it

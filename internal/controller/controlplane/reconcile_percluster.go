@@ -87,25 +87,20 @@ func (r *Reconciler) clusterPassword(ctx context.Context, cp *c5c3v1alpha1.Contr
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{passwordKey: []byte(password)},
 	}
-	local := targetcluster.LocalChildren(r.Client)
 	existing := &corev1.Secret{}
 	err = r.Client.Get(ctx, client.ObjectKeyFromObject(s), existing)
 	reissue := err == nil && token != "" && existing.Annotations[c5c3v1alpha1.ReissueTokenAnnotation] != token
-	if reissue {
-		// An apply, not a create: the new password replaces the old one.
-		err = local.Apply(ctx, r.Scheme, cp, s)
-	} else {
-		err = local.Apply(ctx, r.Scheme, cp, s, targetcluster.CreateOnly)
-	}
+	// A reissue applies: the new password replaces the old one.
+	password, err = r.ensureGenerated(ctx, cp, s, passwordKey, reissue)
 	if err != nil {
 		return "", err
 	}
-	if s.ResourceVersion == "" || len(s.Data[passwordKey]) == 0 {
+	if password == "" {
 		// Only a stale cache causes this; the next pass reads it back.
 		return "", flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.ComputeCredentialsErrorReason, readBackRequeue,
 			"the credentials Secret %s/%s of compute cluster %s has not been materialized yet", cp.Namespace, s.Name, cluster)
 	}
-	return string(s.Data[passwordKey]), nil
+	return password, nil
 }
 
 // ensureClusterUser creates a cluster's user with the nova service user's
@@ -174,6 +169,7 @@ func (r *Reconciler) reconcileClusterCredentials(ctx context.Context, p *pass) (
 		if _, err := targetcluster.LocalChildren(r.Client).Delete(ctx, r.Scheme, p.cp, s); err != nil {
 			return flow.Continue, err
 		}
+		p.cp.Status.GeneratedSecrets = ForgetGenerated(p.cp.Status.GeneratedSecrets, s.Name)
 	}
 	if !p.cp.DeletionTimestamp.IsZero() && controllerutil.ContainsFinalizer(p.cp, c5c3v1alpha1.AccountsFinalizer) {
 		return flow.Continue, r.deleteTargetUsers(ctx, p)
