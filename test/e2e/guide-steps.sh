@@ -556,12 +556,17 @@ kubectl create clusterrolebinding e2e-metrics --clusterrole=anvil-operator-metri
   --serviceaccount=anvil-system:e2e-metrics >/dev/null
 metrics_addr="$(jq -r .operator.metricsAddr "$state/state.json")"
 (umask 077; printf 'Authorization: Bearer %s\n' "$(kubectl create token e2e-metrics -n anvil-system)" >"$state/metrics-headers")
+# The chart mounts a certificate for the metrics server (here the
+# devstack's, for the loopback address): a scrape verifies it.
+curl -sf --cacert "$state/pki/ca.crt" -H @"$state/metrics-headers" -o /dev/null "https://$metrics_addr/metrics" \
+  || fail "metrics: https://$metrics_addr does not verify against the CA of the certificate the chart mounts"
+pass "metrics: served with the certificate the chart mounts, and verified"
 counts() { # diagnose, status and metric of $host, as "d/s/m"
   local d s m
   d="$("$root/bin/anvil" diagnose failed-builds --nova controlplane-nova -n openstack 2>/dev/null | awk -v h="$host" '$1 == h {print $2}')"
   s="$(kubectl get novacompute controlplane-compute-a -n openstack \
     -o jsonpath="{.status.nodes[?(@.name==\"$host\")].failedBuilds}")"
-  m="$(curl -sk -H @"$state/metrics-headers" "https://$metrics_addr/metrics" \
+  m="$(curl -s --cacert "$state/pki/ca.crt" -H @"$state/metrics-headers" "https://$metrics_addr/metrics" \
     | awk -v h="node=\"$host\"" '/^anvil_novacompute_failed_builds\{/ && index($0, h) {print $NF}')"
   echo "${d:-none}/${s:-none}/${m:-none}"
 }

@@ -83,6 +83,46 @@ which the apiserver dials, and any extra ones of operator mode.
 {{- printf "%s-webhook" (include "anvil-operator.fullname" .) }}
 {{- end }}
 
+{{/* The metrics Service, and the name its certificate is issued for. */}}
+{{- define "anvil-operator.metricsServiceName" -}}
+{{- printf "%s-metrics" (include "anvil-operator.fullname" .) }}
+{{- end }}
+
+{{/* The Secret cert-manager keeps the metrics certificate in. */}}
+{{- define "anvil-operator.metricsSecretName" -}}
+{{- printf "%s-metrics-tls" (include "anvil-operator.fullname" .) }}
+{{- end }}
+
+{{/*
+"true" when cert-manager issues the metrics server's certificate: metrics
+are served and the certificates come from cert-manager. In operator mode
+the operator serves metrics with a self-signed certificate.
+*/}}
+{{- define "anvil-operator.metricsCertificate" -}}
+{{- if and .Values.metrics.enabled (eq .Values.webhook.certificates.mode "certManager") }}true{{ end }}
+{{- end }}
+
+{{/*
+"true" when the chart renders its own self-signed Issuer: cert-manager
+issues a certificate (the webhook's or the metrics server's) and no issuer
+is named.
+*/}}
+{{- define "anvil-operator.selfSignedIssuer" -}}
+{{- $certs := .Values.webhook.certificates }}
+{{- if and (eq $certs.mode "certManager") (not $certs.certManager.issuerRef) (or .Values.webhook.enabled .Values.metrics.enabled) }}true{{ end }}
+{{- end }}
+
+{{/* The issuerRef of the chart's Certificates, as YAML. */}}
+{{- define "anvil-operator.issuerRef" -}}
+{{- $issuer := .Values.webhook.certificates.certManager.issuerRef }}
+{{- if not $issuer }}
+{{- $issuer = dict "kind" "Issuer" "name" (printf "%s-selfsigned" (include "anvil-operator.fullname" .)) }}
+{{- end }}
+kind: {{ $issuer.kind | default "Issuer" }}
+name: {{ $issuer.name }}
+group: {{ $issuer.group | default "cert-manager.io" }}
+{{- end }}
+
 {{/* The image reference: by digest when one is set, else by tag. */}}
 {{- define "anvil-operator.image" -}}
 {{- if .Values.image.digest }}

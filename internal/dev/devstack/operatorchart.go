@@ -136,9 +136,11 @@ func decodeManifests(raw []byte) ([]*unstructured.Unstructured, error) {
 // adaptChartObjects returns what the devstack applies of the rendered
 // chart: everything but the webhook configuration, which installWebhooks
 // registers once the operator answers, pointed at its loopback port (the
-// kwok apiserver has no route to a Service). The chart's Certificate, whose
-// names are the Service's, becomes the Secret it names, carrying the
-// devstack's serving certificate; its self-signed Issuer is not needed.
+// kwok apiserver has no route to a Service). Each of the chart's
+// Certificates (the webhook's and the metrics server's), whose names are
+// the Services', becomes the Secret it names, carrying the devstack's
+// serving certificate for the loopback address every client dials here; the
+// self-signed Issuer is not needed.
 func adaptChartObjects(objs []*unstructured.Unstructured, crt, key, ca []byte) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	certificates := 0
@@ -166,8 +168,8 @@ func adaptChartObjects(objs []*unstructured.Unstructured, crt, key, ca []byte) (
 		}
 		out = append(out, obj)
 	}
-	if certificates != 1 {
-		return nil, fmt.Errorf("the chart rendered %d Certificates, want the webhook's one", certificates)
+	if certificates != 2 {
+		return nil, fmt.Errorf("the chart rendered %d Certificates, want the webhook's and the metrics server's", certificates)
 	}
 	return out, nil
 }

@@ -18,7 +18,8 @@ import (
 // TestChartForTheDevstack renders the real chart with the devstack's
 // values and checks what up applies: the chart's own objects, the
 // Deployment on the management runner's node with the devstack's ports,
-// the webhook Secret carrying the devstack's certificate, and no webhook
+// the webhook's and the metrics server's Secrets carrying the devstack's
+// certificate, both mounted, and no webhook
 // configuration, which installWebhooks registers by URL instead.
 func TestChartForTheDevstack(t *testing.T) {
 	// go test runs in the package's directory; -trimpath leaves no
@@ -43,7 +44,7 @@ func TestChartForTheDevstack(t *testing.T) {
 		t.Fatal(err)
 	}
 	var kinds []string
-	var secretName, mounted string
+	var secrets, mounted []string
 	for _, o := range adapted {
 		kinds = append(kinds, o.GetKind())
 		switch o.GetKind() {
@@ -52,10 +53,10 @@ func TestChartForTheDevstack(t *testing.T) {
 		case "Certificate", "Issuer":
 			t.Errorf("the chart's %s is applied; the devstack's certificate names the loopback address", o.GetKind())
 		case "Secret":
-			secretName = o.GetName()
+			secrets = append(secrets, o.GetName())
 			data := o.Object["data"].(map[string]any)
 			if data["tls.crt"] != base64.StdEncoding.EncodeToString([]byte("CRT")) || data["tls.key"] != base64.StdEncoding.EncodeToString([]byte("KEY")) {
-				t.Errorf("the webhook Secret lacks the devstack's certificate: %v", data)
+				t.Errorf("Secret %s lacks the devstack's certificate: %v", o.GetName(), data)
 			}
 		case "Deployment":
 			d := &appsv1.Deployment{}
@@ -65,12 +66,13 @@ func TestChartForTheDevstack(t *testing.T) {
 			pod := d.Spec.Template
 			for _, v := range pod.Spec.Volumes {
 				if v.Secret != nil {
-					mounted = v.Secret.SecretName
+					mounted = append(mounted, v.Secret.SecretName)
 				}
 			}
 			args := strings.Join(pod.Spec.Containers[0].Args, " ")
 			for _, want := range []string{"--health-probe-bind-address=:40001", "--metrics-bind-address=$(POD_IP):40002", "--webhook-port=40003",
-				"--watch-namespaces=" + testenv.WorkloadNamespace, "--clusters-namespace=" + clustersNamespace, "--allowed-keystone-hosts=127.0.0.1:5000"} {
+				"--watch-namespaces=" + testenv.WorkloadNamespace, "--clusters-namespace=" + clustersNamespace, "--allowed-keystone-hosts=127.0.0.1:5000",
+				"--metrics-cert-dir=/etc/anvil/metrics-tls"} {
 				if !strings.Contains(args, want) {
 					t.Errorf("args %q lack %q", args, want)
 				}
@@ -83,8 +85,10 @@ func TestChartForTheDevstack(t *testing.T) {
 			}
 		}
 	}
-	if secretName == "" || secretName != mounted {
-		t.Errorf("the devstack writes Secret %q, the operator mounts %q", secretName, mounted)
+	slices.Sort(secrets)
+	slices.Sort(mounted)
+	if len(secrets) != 2 || !slices.Equal(secrets, mounted) {
+		t.Errorf("the devstack writes Secrets %q, the operator mounts %q; want the webhook's and the metrics server's", secrets, mounted)
 	}
 	for _, want := range []string{"ServiceAccount", "ClusterRole", "Role", "RoleBinding", "Deployment", "Service", "Secret"} {
 		if !slices.Contains(kinds, want) {
