@@ -18,10 +18,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/anvil/anvil/internal/dev/localcloud"
 	"github.com/anvil/anvil/internal/dev/netutil"
 	"github.com/anvil/anvil/internal/dev/testenv"
-	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/kubeconfig"
 )
 
@@ -135,7 +133,7 @@ func newOperator(t *testing.T, e *testenv.Environment, extra ...string) *operato
 		"--enable-webhooks=true",
 		"--webhook-cert-dir=" + wh.CertDir,
 		"--webhook-port=" + strconv.Itoa(wh.Port),
-		"--allowed-keystone-hosts=" + strings.Join(keystoneHosts(t), ","),
+		"--allowed-keystone-hosts=" + strings.Join(cloud.KeystoneHosts(t), ","),
 	}, extra...)
 	t.Cleanup(op.stop)
 	return op
@@ -241,20 +239,4 @@ func (op *operatorProcess) log(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(raw)
-}
-
-// keystoneHosts is the operator's --allowed-keystone-hosts: the service
-// set's Keystone, which every ControlPlane of the suite declares, plain
-// http for its internal URL.
-func keystoneHosts(t *testing.T) []string {
-	t.Helper()
-	var hosts []string
-	for _, key := range []string{localcloud.KeystoneURL, localcloud.KeystonePublicURL} {
-		entry, ok := keystonepolicy.EntryFor(cloud.Endpoints[key])
-		if !ok {
-			t.Fatalf("the service set's %s is not a URL", key)
-		}
-		hosts = append(hosts, entry)
-	}
-	return hosts
 }

@@ -18,10 +18,8 @@ import (
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
-	"github.com/anvil/anvil/internal/dev/localcloud"
 	"github.com/anvil/anvil/internal/dev/openstacktest"
 	"github.com/anvil/anvil/internal/dev/testenv"
-	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/operator"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -255,12 +253,5 @@ func suiteKeystoneHosts(tb testing.TB) []string {
 	if cloud == nil {
 		return hosts
 	}
-	for _, key := range []string{localcloud.KeystoneURL, localcloud.KeystonePublicURL} {
-		entry, ok := keystonepolicy.EntryFor(cloud.Endpoints[key])
-		if !ok {
-			tb.Fatalf("the service set's %s is not a URL", key)
-		}
-		hosts = append(hosts, entry)
-	}
-	return hosts
+	return append(hosts, cloud.KeystoneHosts(tb)...)
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/anvil/anvil/internal/dev/openstacktest"
 	"github.com/anvil/anvil/internal/dev/podrunner"
 	"github.com/anvil/anvil/internal/dev/testenv"
-	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/operator"
 )
 
@@ -111,7 +110,7 @@ func startStack(t *testing.T) *testenv.Environment {
 			// A Nova without a ControlPlane (the dollar test's) names the
 			// local Keystone, which an operator must then allow by host and
 			// port; any other port on 127.0.0.1 stays refused.
-			AllowedKeystoneHosts: localKeystoneHosts(t),
+			AllowedKeystoneHosts: cloud.KeystoneHosts(t),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -231,21 +230,4 @@ func runnerLogger(cluster string) logr.Logger {
 		return logr.Discard()
 	}
 	return zap.New(zap.WriteTo(f), zap.UseDevMode(true))
-}
-
-// localKeystoneHosts are the host:port of the service set's Keystone
-// endpoints, internal and public.
-func localKeystoneHosts(t *testing.T) []string {
-	t.Helper()
-	var hosts []string
-	for _, key := range []string{localcloud.KeystoneURL, localcloud.KeystonePublicURL} {
-		// The ControlPlanes of the suite declare both; a plain http one is
-		// admitted only by an entry written http://.
-		entry, ok := keystonepolicy.EntryFor(cloud.Endpoints[key])
-		if !ok {
-			t.Fatalf("the service set's %s is not a URL", key)
-		}
-		hosts = append(hosts, entry)
-	}
-	return hosts
 }

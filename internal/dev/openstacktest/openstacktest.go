@@ -22,6 +22,7 @@ import (
 
 	"github.com/anvil/anvil/internal/dev/localcloud"
 	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/openstack"
 )
 
@@ -146,6 +147,22 @@ func Load(stateDir string) (*Cloud, error) {
 		return nil, err
 	}
 	return &Cloud{Endpoints: local.Endpoints, local: local, admin: local.Admin}, nil
+}
+
+// KeystoneHosts are the --allowed-keystone-hosts entries that admit the
+// set's Keystone as a ControlPlane declares it: the internal URL, plain
+// http and so written http://, and the public one.
+func (c *Cloud) KeystoneHosts(tb testing.TB) []string {
+	tb.Helper()
+	var hosts []string
+	for _, key := range []string{localcloud.KeystoneURL, localcloud.KeystonePublicURL} {
+		entry, ok := keystonepolicy.EntryFor(c.Endpoints[key])
+		if !ok {
+			tb.Fatalf("the service set's %s is not a URL", key)
+		}
+		hosts = append(hosts, entry)
+	}
+	return hosts
 }
 
 // AdminCredentials returns the cloud admin's credentials.
