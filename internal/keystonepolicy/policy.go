@@ -257,6 +257,23 @@ func EntryFor(raw string) (string, bool) {
 	return entry, true
 }
 
+// EntriesFor returns the entries that admit every URL of urls (EntryFor),
+// each once, in order; a URL that names no host is an error that quotes it,
+// so pass only URLs that carry no credential.
+func EntriesFor(urls ...string) ([]string, error) {
+	var out []string
+	for _, raw := range urls {
+		entry, ok := EntryFor(raw)
+		if !ok {
+			return nil, fmt.Errorf("the Keystone URL %q names no host", raw)
+		}
+		if !slices.Contains(out, entry) {
+			out = append(out, entry)
+		}
+	}
+	return out, nil
+}
+
 // plainHTTP tells whether an entry starts with plainPrefix.
 func plainHTTP(e string) bool { return strings.HasPrefix(strings.TrimSpace(e), plainPrefix) }
 

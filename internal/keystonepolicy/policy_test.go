@@ -1,6 +1,7 @@
 package keystonepolicy
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -164,5 +165,27 @@ func TestEntryFor(t *testing.T) {
 				t.Errorf("the entry %q does not admit %q: %v", got, tt.raw, errs)
 			}
 		}
+	}
+}
+
+func TestEntriesFor(t *testing.T) {
+	tests := []struct {
+		name string
+		urls []string
+		want []string
+		ok   bool
+	}{
+		{"internal and public", []string{"http://127.0.0.1:5000/v3", "https://keystone.example.com/v3"}, []string{"http://127.0.0.1:5000", "keystone.example.com:443"}, true},
+		{"one host twice", []string{"https://k.example/v3", "https://K.example./identity"}, []string{"k.example:443"}, true},
+		{"none", nil, nil, true},
+		{"no host", []string{"https://k.example/v3", "keystone:5000"}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := EntriesFor(tt.urls...)
+			if (err == nil) != tt.ok || !slices.Equal(got, tt.want) {
+				t.Errorf("EntriesFor(%q) = %q, %v; want %q, ok %t", tt.urls, got, err, tt.want, tt.ok)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -47,15 +48,7 @@ func Vouches(entries []c5c3v1alpha1.GeneratedSecret, name, value string) bool {
 func RecordGenerated(entries []c5c3v1alpha1.GeneratedSecret, name, value string) []c5c3v1alpha1.GeneratedSecret {
 	entries = ForgetGenerated(entries, name)
 	entries = append(entries, c5c3v1alpha1.GeneratedSecret{Name: name, Digest: GeneratedDigest(name, value)})
-	slices.SortFunc(entries, func(a, b c5c3v1alpha1.GeneratedSecret) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(entries, func(a, b c5c3v1alpha1.GeneratedSecret) int { return cmp.Compare(a.Name, b.Name) })
 	return entries
 }
 

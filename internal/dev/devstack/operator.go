@@ -280,15 +280,5 @@ func (s *Stack) allowedKeystoneHosts() ([]string, error) {
 	// The internal URL is plain http on loopback, which an entry admits
 	// only when written http://; the public one is https.
 	ks := sampleControlPlane(cloud).Spec.Services.Keystone
-	var hosts []string
-	for _, raw := range []string{ks.InternalEndpoint, ks.PublicEndpoint} {
-		entry, ok := keystonepolicy.EntryFor(raw)
-		if !ok {
-			return nil, fmt.Errorf("the sample ControlPlane's Keystone URL %q has no host", raw)
-		}
-		if !slices.Contains(hosts, entry) {
-			hosts = append(hosts, entry)
-		}
-	}
-	return hosts, nil
+	return keystonepolicy.EntriesFor(ks.InternalEndpoint, ks.PublicEndpoint)
 }

@@ -154,13 +154,9 @@ func Load(stateDir string) (*Cloud, error) {
 // http and so written http://, and the public one.
 func (c *Cloud) KeystoneHosts(tb testing.TB) []string {
 	tb.Helper()
-	var hosts []string
-	for _, key := range []string{localcloud.KeystoneURL, localcloud.KeystonePublicURL} {
-		entry, ok := keystonepolicy.EntryFor(c.Endpoints[key])
-		if !ok {
-			tb.Fatalf("the service set's %s is not a URL", key)
-		}
-		hosts = append(hosts, entry)
+	hosts, err := keystonepolicy.EntriesFor(c.Endpoints[localcloud.KeystoneURL], c.Endpoints[localcloud.KeystonePublicURL])
+	if err != nil {
+		tb.Fatal(err)
 	}
 	return hosts
 }

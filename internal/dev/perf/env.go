@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/anvil/anvil/internal/dev/testenv"
-	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/operator"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -116,17 +115,3 @@ func (s *Stack) PutSecret(ctx context.Context, cluster, namespace, name string, 
 // which nothing dials, and the scale benchmark's simulator, which serves
 // plain http on a loopback port chosen when it starts (scale_fixtures.go).
 var fixtureKeystoneHosts = []string{"http://keystone.openstack.svc:5000", "keystone.bench.invalid", "http://127.0.0.1"}
-
-// keystoneEntries returns the --allowed-keystone-hosts entries that admit
-// the Keystone URLs of a ControlPlane; see keystonepolicy.EntryFor.
-func keystoneEntries(urls ...string) ([]string, error) {
-	var out []string
-	for _, raw := range urls {
-		entry, ok := keystonepolicy.EntryFor(raw)
-		if !ok {
-			return nil, fmt.Errorf("the Keystone URL %q names no host", raw)
-		}
-		out = append(out, entry)
-	}
-	return out, nil
-}

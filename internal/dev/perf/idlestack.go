@@ -21,6 +21,7 @@ import (
 	"github.com/anvil/anvil/internal/dev/openstacktest"
 	"github.com/anvil/anvil/internal/dev/podrunner"
 	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/operator"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -159,7 +160,7 @@ func (s *idleStack) startOperator(ctx context.Context, logs io.Writer) error {
 	if err != nil {
 		return err
 	}
-	keystoneHosts, err := keystoneEntries(s.cloud.Endpoints[localcloud.KeystoneURL], s.cloud.Endpoints[localcloud.KeystonePublicURL])
+	keystoneHosts, err := keystonepolicy.EntriesFor(s.cloud.Endpoints[localcloud.KeystoneURL], s.cloud.Endpoints[localcloud.KeystonePublicURL])
 	if err != nil {
 		return err
 	}

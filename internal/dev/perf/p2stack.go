@@ -19,6 +19,7 @@ import (
 	"github.com/anvil/anvil/internal/dev/openstacktest"
 	"github.com/anvil/anvil/internal/dev/podrunner"
 	"github.com/anvil/anvil/internal/dev/testenv"
+	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/operator"
 )
 
@@ -83,7 +84,7 @@ func startP2(ctx context.Context, logs io.Writer) (_ *p2Stack, err error) {
 		return nil, err
 	}
 	ep := cloud.Endpoints
-	hosts, err := keystoneEntries(ep[localcloud.KeystoneURL], ep[localcloud.KeystonePublicURL])
+	hosts, err := keystonepolicy.EntriesFor(ep[localcloud.KeystoneURL], ep[localcloud.KeystonePublicURL])
 	if err != nil {
 		return nil, err
 	}
