@@ -22,6 +22,8 @@ cd "$root"
 make=("${MAKE:-make}" --no-print-directory)
 logs="$(mktemp -d "${TMPDIR:-/tmp}/anvil-make-test.XXXXXX")"
 phases=()
+# The lines of go test and of the e2e scripts that say what failed.
+failure_lines='^\[ *[0-9]+ s\] *(--- FAIL|FAIL|panic:)'
 openstack_started=false
 ticks="$(getconf CLK_TCK)"
 cores="$(nproc)"
@@ -61,7 +63,7 @@ stamped() {
   local start=$SECONDS line
   "$@" 2>&1 | while IFS= read -r line || [[ -n $line ]]; do
     printf '[%4d s] %s\n' $((SECONDS - start)) "$line"
-  done
+  done | tee -a "$logs/stamped.log"
 }
 
 report() {
@@ -78,6 +80,12 @@ report() {
   printf '  %s\n' "${phases[@]}"
   printf '  %s\n' "$(phase_line total "$SECONDS" "$busy_start" "$total_start")"
   if [[ $rc != 0 ]]; then
+    # CI keeps only the end of a long log: the failed tests and packages
+    # are repeated here, where the end shows them.
+    if [[ -s "$logs/stamped.log" ]] && grep -Eq "$failure_lines" "$logs/stamped.log"; then
+      echo "make test: what failed (the first 40 lines; the log above has the rest):" >&2
+      grep -E "$failure_lines" "$logs/stamped.log" | head -40 >&2
+    fi
     echo "make test: FAILED (exit $rc)" >&2
   fi
   rm -rf "$logs"
