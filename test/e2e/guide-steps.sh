@@ -43,6 +43,20 @@ plugged=() servers=()
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 
+# refuses WHAT FIELD CMD... runs CMD as a server-side dry run, which
+# admission must refuse with an error that matches FIELD (a grep -E
+# pattern naming the field): kubectl prints a webhook's field errors
+# without a fixed prefix, and a webhook the apiserver cannot reach fails
+# with another text, so the field is what tells a refusal apart.
+refuses() {
+  local what="$1" field="$2" out
+  shift 2
+  if out="$("$@" --dry-run=server 2>&1)"; then
+    fail "admission accepted $what"
+  fi
+  grep -Eq "$field" <<<"$out" || fail "the refusal of $what does not match $field: $out"
+}
+
 cleanup() {
   local rc=$?
   if [[ $rc != 0 && -f "$state/operator.log" ]]; then
@@ -161,6 +175,31 @@ agents="$(openstack --insecure network agent list --host "$node" -f value -c "Ag
 grep -q "OVN Controller agent" <<<"$agents" || fail "step 4: Neutron lists no OVN Controller agent on $node: $agents"
 pass "step 4: the chassis on $node is Ready, its client copy is labelled ovn-client, and Neutron sees its agent"
 
+# The security review's reproduction: a chassis runs privileged on the host
+# network, so one from a foreign registry, or one that tolerates every
+# taint, is refused by the same policy a pool obeys.
+refuses "an OVNChassis from a foreign registry" 'spec\.image\.repository.*is not allowed' kubectl apply -f - <<EOF
+apiVersion: ovn.openstack.c5c3.io/v1alpha1
+kind: OVNChassis
+metadata:
+  name: e2e-foreign-chassis
+  namespace: openstack
+spec:
+  centralRef:
+    name: controlplane-ovn
+  image:
+    repository: registry.invalid/evil/ovn
+    tag: latest
+  nodeSelector:
+    openstack.c5c3.io/chassis: "true"
+  targetClusterRef:
+    name: ${COMPUTE_CLUSTER}
+EOF
+refuses "an OVNChassis that tolerates every taint" 'spec\.tolerations\[0\].*operator Exists without a key' \
+  kubectl patch ovnchassis controlplane-compute-chassis -n openstack --type merge \
+  -p '{"spec":{"tolerations":[{"operator":"Exists"}]}}'
+pass "step 4: admission refuses a chassis from a foreign registry and one that tolerates every taint"
+
 # ---- Step 5, as written, with the CA file in the script's state and the
 # devstack's port 8443.
 kubectl get secret nova-metadata-nip-io-tls -n openstack \
@@ -206,6 +245,10 @@ kubectl wait neutronmetadataagent/controlplane-compute-metadata -n openstack \
   --for=condition=Ready --timeout=5m >/dev/null || fail "step 5: the agent is not Ready: $(kubectl get neutronmetadataagent \
   controlplane-compute-metadata -n openstack -o jsonpath='{range .status.conditions[*]}{.type}={.status}/{.reason} {end}')"
 pass "step 5: the agent is Ready, and its copy of the shared secret is on compute-a with only shared_secret, labelled true"
+refuses "a NeutronMetadataAgent from a foreign registry" 'spec\.image\.repository.*is not allowed' \
+  kubectl patch neutronmetadataagent controlplane-compute-metadata -n openstack --type merge \
+  -p '{"spec":{"image":{"repository":"registry.invalid/evil/neutron"}}}'
+pass "step 5: admission refuses a metadata agent from a foreign registry"
 
 # A shared secret that is not Nova's is refused with a condition, and the
 # DaemonSet is left as it was. The value goes to kubectl on stdin.
@@ -299,6 +342,24 @@ aggregates="$(kubectl get novacompute controlplane-compute-a -n openstack \
   -o jsonpath='{.status.conditions[?(@.type=="AggregatesReady")].reason}')"
 [[ "$aggregates" == NodesOutsideZoneAggregate ]] || fail "AggregatesReady reads $aggregates before the hypervisor operator ran"
 pass "step 6: the pool is Ready, $node is an up nova-compute, AggregatesReady reads NodesOutsideZoneAggregate"
+
+# extraConfig is an allowlist: a key that loads code or files, swaps the
+# driver, or points the pool's credentials at another endpoint is refused,
+# naming the key. Dry runs, so the pool is not touched: extra_config
+# passes refuses's --dry-run=server on to kubectl.
+extra_config() {
+  kubectl patch novacompute controlplane-compute-a -n openstack --type merge \
+    -p "{\"spec\":{\"extraConfig\":$1}}" "${@:2}"
+}
+refuses "extraConfig log_config_append" 'spec\.extraConfig\[DEFAULT\]\[log_config_append\]' \
+  extra_config '{"DEFAULT":{"log_config_append":"/tmp/logging.conf"}}'
+refuses "extraConfig compute_driver" 'spec\.extraConfig\[DEFAULT\]\[compute_driver\]' \
+  extra_config '{"DEFAULT":{"compute_driver":"fake.FakeDriver"}}'
+refuses "extraConfig [placement] auth_type" 'spec\.extraConfig\[placement\]\[auth_type\]' \
+  extra_config '{"placement":{"auth_type":"none"}}'
+refuses "extraConfig [placement] endpoint" 'spec\.extraConfig\[placement\]\[endpoint\]' \
+  extra_config '{"placement":{"endpoint":"http://127.0.0.1:1/"}}'
+pass "step 6: admission refuses extraConfig keys that load code, swap the driver or redirect credentials, naming each"
 
 # ---- Step 3's promise, once a compute runs: a server's metadata through the
 # Gateway. The request is signed the way the Neutron metadata agent signs
