@@ -155,7 +155,7 @@ test-e2e: tools-kube ## End-to-end: the devstack, and the guide "Connect a compu
 # The survival suite of test/chaos at full length: 50 kills of the
 # operator process during pool churn and rotations, and the dead-cluster
 # isolation measured over 25 samples a phase. `make test` runs the same
-# tests shorter (3 kills, 18 samples) in test-integration, where other
+# tests shorter (1 kill, 18 samples) in test-integration, where other
 # packages share the cores, so only there the isolation bound is 2.0
 # rather than the target 1.2. CHAOS_SEED
 # replays the actions and kill delays of a run whose log printed it.

@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,38 +19,23 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/novacompute"
-	"github.com/anvil/anvil/internal/dev/podrunner"
 	"github.com/anvil/anvil/internal/dev/testenv"
-	hypervisorv1 "github.com/anvil/anvil/internal/hypervisor/v1"
 )
 
-// The settled system of TestIntegrationSettledOperatorWritesNothing: a
-// ControlPlane, Nova and pool of its own on a node of its own, so that it
-// shares nothing with TestIntegrationPool but the stack, and leaves nothing
-// behind for it.
-const (
-	idleCP   = "idlecp"
-	idleNova = idleCP + "-nova"
-	idlePool = "idle"
-	// idlePasses is how many settled passes the quiet window spans.
-	idlePasses = 3
-	// idleRequeue is the pool's settled requeue in this suite; the window
-	// lasts at least idlePasses of them.
-	idleRequeue = poolResync
-)
+// idlePasses is how many settled passes the quiet window of
+// testSettledWritesNothing spans; it lasts at least that many of the
+// pool's settled requeues, poolResync each.
+const idlePasses = 3
 
-var (
-	nodeIdle  = "hv" + run + "-4"
-	zoneIdle  = "az" + run + "-4"
-	traitIdle = "CUSTOM_IDLE_" + run
-)
-
-// TestIntegrationSettledOperatorWritesNothing proves that a settled Anvil
-// writes nothing: with a ControlPlane whose contract is mirrored onto
-// compute-a and a Ready pool there on the real Nova (traits applied, so
-// the Hypervisor is read each pass too), the apiservers of mgmt and
-// compute-a record no write request of the operator while the pool passes
-// at least three times.
+// testSettledWritesNothing proves that a settled Anvil writes nothing. It
+// runs inside TestIntegrationPool once the traits are applied, so the
+// system it watches is that suite's: the ControlPlane whose contract is
+// mirrored onto compute-a and pool-a Ready on two nodes of the real Nova,
+// with traits, so the Hypervisors are read on every pass too. A test of
+// its own would set up a second ControlPlane, Nova and nova-compute for
+// the same proof, and wait on the suite's shared Nova to do so. While the
+// pool passes at least idlePasses times, the apiservers of mgmt and
+// compute-a must record no write request of the operator.
 //
 // The writes are counted where they land, in each apiserver's audit log
 // (testenv.Options.Audit), not by the operator. Every client of the
@@ -61,8 +45,8 @@ var (
 // runners, controller manager, scheduler and kwok their own. So a write
 // with that user agent is the operator's, events it records included, and
 // what the node and pod heartbeats write is not counted. That the
-// identification works is checked too: the operator's writes while the
-// system converges must show up on both clusters.
+// identification works is checked too: the operator's writes since the
+// suite began, from setupMarks, must show up on both clusters.
 //
 // The passes are counted by controller-runtime's reconcile counter: each
 // settled pass ends asking for its next one, after the pool's resync. Here the
@@ -73,55 +57,9 @@ var (
 // An event recorded on every pass since convergence escapes the window:
 // the events API turns repeats into a series on the client and patches it
 // only every 30 minutes. Such series are logged.
-func TestIntegrationSettledOperatorWritesNothing(t *testing.T) {
-	started := time.Now()
-	e := startStack(t)
-	compute := e.ComputeCluster("compute-a")
+func testSettledWritesNothing(t *testing.T, e *testenv.Environment, compute *testenv.Cluster, setupMarks []int64) {
 	clusters := []*testenv.Cluster{e.Management, compute}
-	setupMarks := auditMarks(t, clusters)
-	cl, _ := cloud.ForTest(t)
-	cl.Trait(traitIdle)
-	cl.ComputeService(nodeIdle)
-
-	startRunner(t, compute, []podrunner.Node{{Name: nodeIdle, Labels: map[string]string{
-		corev1.LabelTopologyZone: zoneIdle, poolKey: idlePool,
-	}}})
-	// The same cloud as the pool tests', under a name of its own.
-	createControlPlane(t, e, idleCP, "idle-metadata-"+run)
-	hv := &hypervisorv1.Hypervisor{ObjectMeta: metav1.ObjectMeta{Name: nodeIdle}}
-	if err := compute.Client.Create(t.Context(), hv); err != nil {
-		t.Fatal(err)
-	}
-	pool := &novav1alpha1.NovaCompute{ObjectMeta: metav1.ObjectMeta{Name: idlePool, Namespace: ns}}
-	pool.Spec.NovaRef.Name = idleNova
-	pool.Spec.NodeSelector = map[string]string{poolKey: idlePool}
-	pool.Spec.TargetClusterRef = &anvilmeta.TargetClusterRef{Name: compute.Name}
-	pool.Spec.Libvirt.VirtType = "kvm"
-	pool.Spec.Traits = []string{traitIdle}
-	if err := e.Management.Client.Create(t.Context(), pool); err != nil {
-		t.Fatal(err)
-	}
-	defer tearDownIdle(t, e, compute)
-
-	// The hypervisor operator's part: apply the traits the pool wrote.
-	eventually(t, 6*time.Minute, "the pool writes the traits of "+nodeIdle, func(ctx context.Context) (bool, string) {
-		if err := compute.Client.Get(ctx, client.ObjectKeyFromObject(hv), hv); err != nil {
-			return false, err.Error()
-		}
-		p, err := getPool(ctx, e, idlePool)
-		if err != nil {
-			return false, err.Error()
-		}
-		_, seen := conditionOf(p, anvilmeta.ReadyCondition)
-		return slices.Equal(hv.Spec.CustomTraits, []string{traitIdle}), fmt.Sprintf("customTraits %v; pool %s; pods: %s",
-			hv.Spec.CustomTraits, seen, podStates(t, compute, idlePool))
-	})
-	hv.Status.Traits = []string{traitIdle}
-	if err := compute.Client.Status().Update(t.Context(), hv); err != nil {
-		t.Fatal(err)
-	}
 	waitSettled(t, e, compute)
-	t.Logf("settled after %s", time.Since(started).Round(time.Second))
 
 	// The operator's writes so far prove it is told apart in the logs.
 	for i, c := range clusters {
@@ -137,15 +75,15 @@ func TestIntegrationSettledOperatorWritesNothing(t *testing.T) {
 	quiet(t, clusters)
 
 	// The window: at least idlePasses settled passes, and as long.
-	before, _ := getPool(t.Context(), e, idlePool)
+	before, _ := getPool(t.Context(), e, "pool-a")
 	passes0, errors0, tokens0 := reconcileTotal(t, "requeue_after"), reconcileTotal(t, "error"), tokenRequests(t)
 	osWrites0 := openStackWrites(t)
 	marks := auditMarks(t, clusters)
 	windowStart := time.Now()
-	eventually(t, idlePasses*idleRequeue+3*time.Minute, fmt.Sprintf("%d settled passes", idlePasses), func(context.Context) (bool, string) {
+	eventually(t, idlePasses*poolResync+3*time.Minute, fmt.Sprintf("%d settled passes", idlePasses), func(context.Context) (bool, string) {
 		passes := reconcileTotal(t, "requeue_after") - passes0
 		elapsed := time.Since(windowStart)
-		return passes >= idlePasses && elapsed > idlePasses*idleRequeue+5*time.Second,
+		return passes >= idlePasses && elapsed > idlePasses*poolResync+5*time.Second,
 			fmt.Sprintf("%v passes in %s", passes, elapsed.Round(time.Second))
 	})
 	window := time.Since(windowStart)
@@ -174,7 +112,7 @@ func TestIntegrationSettledOperatorWritesNothing(t *testing.T) {
 	if writes := openStackWrites(t) - osWrites0; writes > 0 {
 		t.Errorf("the operator sent %v writing requests to OpenStack in the window; a settled pool only reads", writes)
 	}
-	after, err := getPool(t.Context(), e, idlePool)
+	after, err := getPool(t.Context(), e, "pool-a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,39 +126,40 @@ func TestIntegrationSettledOperatorWritesNothing(t *testing.T) {
 	if len(offending) > 0 {
 		t.Errorf("a settled operator wrote during %d settled passes (%s):\n%s", int(passes), window.Round(time.Second), strings.Join(offending, "\n"))
 	}
-	t.Logf("%s since the test started", time.Since(started).Round(time.Second))
 }
 
-// waitSettled waits until everything the window watches has converged: the
-// pool Ready on its current generation with its node Active and its traits
-// applied, its DaemonSet rolled out, the ControlPlane Ready and its mirror
-// on compute-a.
+// waitSettled waits until everything the window watches has converged:
+// pool-a Ready on its current generation with both nodes Active and its
+// traits applied, its DaemonSet rolled out, the ControlPlane Ready and its
+// mirror on compute-a.
 func waitSettled(t *testing.T, e *testenv.Environment, compute *testenv.Cluster) {
 	t.Helper()
-	eventually(t, 6*time.Minute, "the idle pool settled", func(ctx context.Context) (bool, string) {
-		p, err := getPool(ctx, e, idlePool)
+	eventually(t, 6*time.Minute, "pool-a settled", func(ctx context.Context) (bool, string) {
+		p, err := getPool(ctx, e, "pool-a")
 		if err != nil {
 			return false, err.Error()
 		}
 		ready, seen := conditionOf(p, anvilmeta.ReadyCondition)
 		traits, seenTraits := conditionOf(p, novav1alpha1.TraitsReadyCondition)
-		en := nodeEntry(p, nodeIdle)
 		ok := ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == p.Generation &&
-			traits != nil && traits.Reason == novav1alpha1.TraitsAppliedReason &&
-			en != nil && en.Phase == novav1alpha1.NodeActive && en.ServiceState == "up"
-		return ok, fmt.Sprintf("%s; %s; node %+v; pods: %s", seen, seenTraits, en, podStates(t, compute, idlePool))
+			traits != nil && traits.Reason == novav1alpha1.TraitsAppliedReason
+		for _, n := range []string{nodeA1, nodeA2} {
+			en := nodeEntry(p, n)
+			ok = ok && en != nil && en.Phase == novav1alpha1.NodeActive && en.ServiceState == "up"
+		}
+		return ok, fmt.Sprintf("%s; %s; pods: %s", seen, seenTraits, podStates(t, compute, "pool-a"))
 	})
-	eventually(t, 2*time.Minute, "the idle pool's DaemonSet rolled out", func(context.Context) (bool, string) {
-		ds := daemonSet(t, compute, idlePool)
+	eventually(t, 2*time.Minute, "pool-a's DaemonSet rolled out", func(context.Context) (bool, string) {
+		ds := daemonSet(t, compute, "pool-a")
 		return novacompute.DaemonSetRolledOut(ds), fmt.Sprintf("%+v", ds.Status)
 	})
 	eventually(t, 2*time.Minute, "the ControlPlane Ready with its mirror on compute-a", func(ctx context.Context) (bool, string) {
 		cp := &c5c3v1alpha1.ControlPlane{}
-		if err := e.Management.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: idleCP}, cp); err != nil {
+		if err := e.Management.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cpName}, cp); err != nil {
 			return false, err.Error()
 		}
 		mirror := &corev1.Secret{}
-		err := compute.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: idleNova + novav1alpha1.ComputeConfigSuffix}, mirror)
+		err := compute.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: novaName + novav1alpha1.ComputeConfigSuffix}, mirror)
 		if err != nil {
 			return false, "mirror: " + err.Error()
 		}
@@ -243,7 +182,7 @@ func quiet(t *testing.T, clusters []*testenv.Cluster) {
 	const span = 15 * time.Second
 	marks := auditMarks(t, clusters)
 	last := time.Now()
-	deadline := last.Add(2 * idleRequeue)
+	deadline := last.Add(2 * poolResync)
 	var seen []string
 	for time.Now().Before(deadline) && time.Since(last) < span {
 		time.Sleep(time.Second)
@@ -263,25 +202,7 @@ func quiet(t *testing.T, clusters []*testenv.Cluster) {
 		t.Logf("the operator's writes after it settled, before the window:\n  %s", strings.Join(seen, "\n  "))
 	}
 	if time.Since(last) < span {
-		t.Logf("the operator did not go quiet for %s within %s", span, 2*idleRequeue)
-	}
-}
-
-// tearDownIdle deletes the idle pool, which reaps its mirror, Nova services
-// and aggregates, and then its Hypervisor and ControlPlane, so that
-// TestIntegrationPool finds compute-a and the cloud as it expects them.
-func tearDownIdle(t *testing.T, e *testenv.Environment, compute *testenv.Cluster) {
-	t.Helper()
-	if _, err := getPool(t.Context(), e, idlePool); err == nil {
-		deletePool(t, e, idlePool)
-	}
-	hv := &hypervisorv1.Hypervisor{ObjectMeta: metav1.ObjectMeta{Name: nodeIdle}}
-	if err := compute.Client.Delete(t.Context(), hv); err != nil && !apierrors.IsNotFound(err) {
-		t.Errorf("deleting Hypervisor %s: %v", nodeIdle, err)
-	}
-	cp := &c5c3v1alpha1.ControlPlane{ObjectMeta: metav1.ObjectMeta{Name: idleCP, Namespace: ns}}
-	if err := e.Management.Client.Delete(t.Context(), cp); err != nil && !apierrors.IsNotFound(err) {
-		t.Errorf("deleting ControlPlane %s: %v", idleCP, err)
+		t.Logf("the operator did not go quiet for %s within %s", span, 2*poolResync)
 	}
 }
 
@@ -320,7 +241,7 @@ func describeEvents(t *testing.T, c *testenv.Cluster, writes []testenv.AuditEven
 	return "\n" + strings.Join(out, "\n")
 }
 
-// logRecurringEvents logs the events about the idle objects that recurred.
+// logRecurringEvents logs the events about the settled objects that recurred.
 // The events API folds a repeat into a series on the client: the apiserver
 // sees the second occurrence as a patch, and later ones only every 30
 // minutes. An event recorded on every pass since convergence is therefore
@@ -332,7 +253,7 @@ func logRecurringEvents(t *testing.T, e *testenv.Environment) {
 		t.Fatal(err)
 	}
 	for _, ev := range list.Items {
-		if ev.Series == nil || !slices.Contains([]string{idlePool, idleCP, idleNova}, ev.Regarding.Name) {
+		if ev.Series == nil || !slices.Contains([]string{"pool-a", cpName, novaName}, ev.Regarding.Name) {
 			continue
 		}
 		t.Logf("event %s recurred: %s %s %s, regarding %s %s, count %d, last seen %s", ev.Name, ev.Type, ev.Reason, ev.Action,

@@ -45,6 +45,9 @@ func TestIntegrationPool(t *testing.T) {
 	e := startStack(t)
 	compute := e.ComputeCluster("compute-a")
 	_, nova := cloud.ForTest(t)
+	// The audit logs from here on hold the operator's writes while the
+	// suite converges, which testSettledWritesNothing checks it can tell.
+	setupMarks := auditMarks(t, []*testenv.Cluster{e.Management, compute})
 	newControlPlane(t, e)
 
 	t.Run("a pool goes Ready", func(t *testing.T) { testPoolReady(t, e, compute, nova) })
@@ -52,6 +55,7 @@ func TestIntegrationPool(t *testing.T) {
 	t.Run("a second pool on the same nodes gets Conflict", func(t *testing.T) { testConflict(t, e, compute) })
 	t.Run("a same-named node on another cluster gets Conflict", func(t *testing.T) { testCrossClusterConflict(t, e, nova) })
 	t.Run("traits reach Placement and the Hypervisors", func(t *testing.T) { testTraits(t, e, compute, nova) })
+	t.Run("a settled operator writes nothing", func(t *testing.T) { testSettledWritesNothing(t, e, compute, setupMarks) })
 	t.Run("rotation rolls RollingUpdate once and leaves OnDelete", func(t *testing.T) { testRotation(t, e, compute) })
 	t.Run("a leaving node drains and is released", func(t *testing.T) { testDrain(t, e, compute, nova) })
 	t.Run("deleting the last pool reaps and sweeps", func(t *testing.T) { testDeleteLast(t, e, compute, nova) })
