@@ -51,6 +51,7 @@ type NovaSpec struct {
 
 	// ConsoleProxy configures the noVNC console proxy that [vnc] points at.
 	// +optional
+	// +nullable
 	ConsoleProxy ConsoleProxySpec `json:"consoleProxy,omitempty"`
 
 	// Logging configures the services' logs.
