@@ -40,6 +40,7 @@ const (
 	msgIssuerName             = "tls.issuerRef.name must be set (the cert-manager issuer of the central's certificates)"
 	msgRetention              = "retentionDays must be at least 1"
 	msgRetentionShortened     = "spec.backup.retentionDays shortened from %d to %d: the next backup run deletes the backups older than that"
+	msgSharedTrust            = "spec.tls.issuerRef names ClusterIssuer %s: the databases then accept the keys of every central and client that issuer signs for, in any namespace; leave issuerRef unset for a CA of this central's own"
 	msgSchedule               = "is not a valid cron schedule: %v"
 	msgBetween                = "must be between %d and %d"
 	msgAtLeast                = "must be at least %d"
@@ -63,11 +64,12 @@ func SetupOVNCentralWebhook(mgr ctrl.Manager) error {
 
 // ValidateCreate implements admission.Validator.
 func (OVNCentralValidator) ValidateCreate(_ context.Context, c *ovnv1alpha1.OVNCentral) (admission.Warnings, error) {
-	return nil, ovnCentralInvalid(c, ValidateOVNCentral(c, nil))
+	return OVNCentralWarnings(c, nil), ovnCentralInvalid(c, ValidateOVNCentral(c, nil))
 }
 
 // ValidateUpdate implements admission.Validator. It warns, without
-// refusing, when the backup retention is shortened.
+// refusing, when the backup retention is shortened or the central joins a
+// ClusterIssuer's trust domain.
 func (OVNCentralValidator) ValidateUpdate(_ context.Context, old, c *ovnv1alpha1.OVNCentral) (admission.Warnings, error) {
 	return OVNCentralWarnings(c, old), ovnCentralInvalid(c, ValidateOVNCentral(c, old))
 }
@@ -103,7 +105,9 @@ func validateOVNCentral(c, old *ovnv1alpha1.OVNCentral) field.ErrorList {
 		errs = append(errs, validateImage(spec.Child("image"), c.Spec.Image)...)
 	}
 	errs = append(errs, validateNorthd(spec.Child("northd"), c.Spec.Northd)...)
-	errs = append(errs, validateIssuer(spec.Child("tls", "issuerRef"), c.Spec.TLS.IssuerRef)...)
+	if c.Spec.TLS.IssuerRef != nil {
+		errs = append(errs, validateIssuer(spec.Child("tls", "issuerRef"), *c.Spec.TLS.IssuerRef)...)
+	}
 	errs = append(errs, validateBackup(spec.Child("backup"), c.Spec.Backup)...)
 
 	var oldNB, oldSB *ovnv1alpha1.OVNDatabaseSpec
@@ -119,18 +123,25 @@ func validateOVNCentral(c, old *ovnv1alpha1.OVNCentral) field.ErrorList {
 	return errs
 }
 
-// OVNCentralWarnings returns what an update should be told without being
-// refused: a shorter backup retention deletes backups on the next run,
-// which is what the user asked for but cannot be undone.
+// OVNCentralWarnings returns what a write should be told without being
+// refused: a ClusterIssuer newly named shares the central's trust with
+// whatever else it signs for, and a shorter backup retention deletes
+// backups on the next run. Both are the user's to choose; neither can be
+// taken back by undoing the edit.
 func OVNCentralWarnings(c, old *ovnv1alpha1.OVNCentral) admission.Warnings {
+	var warnings admission.Warnings
+	if ref := c.Spec.TLS.IssuerRef; ref != nil && ref.ResolvedKind() == ovnv1alpha1.ClusterIssuerKind &&
+		(old == nil || !equality.Semantic.DeepEqual(old.Spec.TLS.IssuerRef, ref)) {
+		warnings = append(warnings, fmt.Sprintf(msgSharedTrust, ref.Name))
+	}
 	if old == nil {
-		return nil
+		return warnings
 	}
 	was, is := old.Spec.ResolvedBackup().RetentionDays, c.Spec.ResolvedBackup().RetentionDays
 	if *is < *was {
-		return admission.Warnings{fmt.Sprintf(msgRetentionShortened, *was, *is)}
+		warnings = append(warnings, fmt.Sprintf(msgRetentionShortened, *was, *is))
 	}
-	return nil
+	return warnings
 }
 
 // validateNorthd repeats the schema's bounds of northd.

@@ -17,12 +17,10 @@ import (
 // the schema, refuses an OVNCentral.
 const ovnCentralWebhook = `admission webhook "vovncentral.openstack.c5c3.io" denied the request`
 
-// newCentral returns a central with only the required field set, as a user
-// writes the smallest one.
+// newCentral returns a central with nothing set, the smallest a user
+// writes: it runs on a CA of its own.
 func newCentral(name string) *ovnv1alpha1.OVNCentral {
-	c := &ovnv1alpha1.OVNCentral{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testenv.WorkloadNamespace}}
-	c.Spec.TLS.IssuerRef.Name = "ovn-ca"
-	return c
+	return &ovnv1alpha1.OVNCentral{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testenv.WorkloadNamespace}}
 }
 
 // The CRD schema's own rules refuse an invalid central on a real apiserver
@@ -69,8 +67,17 @@ func TestIntegrationOVNCentralAdmission(t *testing.T) {
 	t.Cleanup(func() { _ = c.Delete(ctx, central) })
 	nb := central.Spec.Northbound
 	if *nb.Replicas != 3 || nb.Storage.Size != "1Gi" || *nb.ElectionTimerMs != 1000 || *central.Spec.Northd.Replicas != 3 ||
-		central.Spec.TLS.IssuerRef.Kind != ovnv1alpha1.ClusterIssuerKind || central.Spec.Backup != nil || central.Spec.Image != nil {
+		central.Spec.TLS.IssuerRef != nil || central.Spec.Backup != nil || central.Spec.Image != nil {
 		t.Errorf("stored spec lacks the schema's defaults, or gained resolved ones: %+v", central.Spec)
+	}
+	named := newCentral("central-named")
+	named.Spec.TLS.IssuerRef = &ovnv1alpha1.IssuerReference{Name: "ovn-ca"}
+	if err := c.Create(ctx, named); err != nil {
+		t.Fatalf("a central naming a ClusterIssuer was refused: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, named) })
+	if k := named.Spec.TLS.IssuerRef.Kind; k != ovnv1alpha1.ClusterIssuerKind {
+		t.Errorf("stored issuer kind = %q, want the schema's default %s", k, ovnv1alpha1.ClusterIssuerKind)
 	}
 
 	updates := []struct {

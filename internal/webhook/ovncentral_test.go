@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ func validCentral() *ovnv1alpha1.OVNCentral {
 	c.Name, c.Namespace = "ovn", "openstack"
 	c.Spec.Image = &anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/ovn", Tag: "26.03.2"}
 	c.Spec.Northd = ovnv1alpha1.NorthdSpec{Replicas: ptr.To[int32](3), Threads: ptr.To[int32](4)}
-	c.Spec.TLS.IssuerRef = ovnv1alpha1.IssuerReference{Name: "ovn-ca", Kind: ovnv1alpha1.IssuerKind}
+	c.Spec.TLS.IssuerRef = &ovnv1alpha1.IssuerReference{Name: "ovn-ca", Kind: ovnv1alpha1.IssuerKind}
 	c.Spec.Backup = &ovnv1alpha1.OVNBackupSpec{Schedule: "15 3 * * mon-fri", RetentionDays: ptr.To[int32](7),
 		Storage: &ovnv1alpha1.BackupStorageSpec{Size: "10Gi", StorageClassName: "standard"}}
 	db := func(base int32) ovnv1alpha1.OVNDatabaseSpec {
@@ -43,8 +44,9 @@ func TestValidateOVNCentral(t *testing.T) {
 		want   []want // nil: admitted
 	}{
 		{name: "every block set", mutate: func(*ovnv1alpha1.OVNCentral) {}},
-		{name: "only the required fields", mutate: func(c *ovnv1alpha1.OVNCentral) {
-			c.Spec = ovnv1alpha1.OVNCentralSpec{TLS: ovnv1alpha1.OVNTLSSpec{IssuerRef: ovnv1alpha1.IssuerReference{Name: "ovn-ca"}}}
+		{name: "nothing set", mutate: func(c *ovnv1alpha1.OVNCentral) { c.Spec = ovnv1alpha1.OVNCentralSpec{} }},
+		{name: "only an issuer's name", mutate: func(c *ovnv1alpha1.OVNCentral) {
+			c.Spec = ovnv1alpha1.OVNCentralSpec{TLS: ovnv1alpha1.OVNTLSSpec{IssuerRef: &ovnv1alpha1.IssuerReference{Name: "ovn-ca"}}}
 		}},
 		{name: "name of 45 characters", mutate: func(c *ovnv1alpha1.OVNCentral) { c.Name = strings.Repeat("a", 45) }},
 		{name: "name of 46 characters", mutate: func(c *ovnv1alpha1.OVNCentral) { c.Name = strings.Repeat("a", 46) },
@@ -165,7 +167,7 @@ func TestValidateOVNCentralUpdate(t *testing.T) {
 
 // A shorter retention is admitted with a warning; a longer one, or a
 // removed block that resolves to a longer default, without.
-func TestOVNCentralWarnings(t *testing.T) {
+func TestOVNCentralRetentionWarnings(t *testing.T) {
 	old := validCentral() // 7 days
 	c := validCentral()
 	c.Spec.Backup.RetentionDays = ptr.To[int32](3)
@@ -178,5 +180,42 @@ func TestOVNCentralWarnings(t *testing.T) {
 	}
 	if w := OVNCentralWarnings(c, nil); w != nil {
 		t.Errorf("create: warnings %q", w)
+	}
+}
+
+// Naming a ClusterIssuer, on create or by changing the reference, is
+// admitted with a warning that the trust is shared; an Issuer of the
+// central's namespace, no issuer, and an unchanged reference are not.
+func TestOVNCentralSharedTrustWarnings(t *testing.T) {
+	shared := "spec.tls.issuerRef names ClusterIssuer fleet-ca: the databases then accept the keys of every central and client that issuer signs for, in any namespace; leave issuerRef unset for a CA of this central's own"
+	withRef := func(ref *ovnv1alpha1.IssuerReference) *ovnv1alpha1.OVNCentral {
+		c := validCentral()
+		c.Spec.TLS.IssuerRef = ref
+		return c
+	}
+	cluster := &ovnv1alpha1.IssuerReference{Name: "fleet-ca", Kind: ovnv1alpha1.ClusterIssuerKind}
+	defaulted := &ovnv1alpha1.IssuerReference{Name: "fleet-ca"}
+	namespaced := &ovnv1alpha1.IssuerReference{Name: "fleet-ca", Kind: ovnv1alpha1.IssuerKind}
+	tests := []struct {
+		name     string
+		c, old   *ovnv1alpha1.OVNCentral
+		warnings []string
+	}{
+		{"create naming a ClusterIssuer", withRef(cluster), nil, []string{shared}},
+		{"create with the kind left to its default", withRef(defaulted), nil, []string{shared}},
+		{"create naming an Issuer", withRef(namespaced), nil, nil},
+		{"create with the central's own CA", withRef(nil), nil, nil},
+		{"own CA to a ClusterIssuer", withRef(cluster), withRef(nil), []string{shared}},
+		{"an Issuer to a ClusterIssuer of the same name", withRef(cluster), withRef(namespaced), []string{shared}},
+		{"an unchanged ClusterIssuer", withRef(cluster), withRef(cluster), nil},
+		{"a ClusterIssuer to the own CA", withRef(nil), withRef(cluster), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := OVNCentralWarnings(tt.c, tt.old)
+			if !slices.Equal(w, tt.warnings) {
+				t.Errorf("warnings %q, want %q", w, tt.warnings)
+			}
+		})
 	}
 }

@@ -23,7 +23,7 @@ func TestResolvedDefaults(t *testing.T) {
 	if n := c.Spec.Northd; n.ResolvedReplicas() != 3 || n.ResolvedThreads() != 1 {
 		t.Errorf("northd defaults = %d %d", n.ResolvedReplicas(), n.ResolvedThreads())
 	}
-	if k := c.Spec.TLS.IssuerRef.ResolvedKind(); k != ClusterIssuerKind {
+	if k := (IssuerReference{Name: "ca"}).ResolvedKind(); k != ClusterIssuerKind {
 		t.Errorf("issuer kind = %q", k)
 	}
 	r := &OVNRelaySpec{}

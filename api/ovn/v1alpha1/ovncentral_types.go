@@ -33,7 +33,9 @@ type OVNCentralSpec struct {
 
 	// TLS names the cert-manager issuer of the databases' server
 	// certificates and of the client certificate chassis and agents use.
-	TLS OVNTLSSpec `json:"tls"`
+	// Without it the central issues them from a CA of its own.
+	// +optional
+	TLS OVNTLSSpec `json:"tls,omitempty"`
 
 	// Backup configures the CronJob that copies both databases to a claim.
 	// Absent, the CronJob still runs with every default: a central is never
@@ -97,10 +99,16 @@ const (
 
 // OVNTLSSpec configures the certificates of a central.
 type OVNTLSSpec struct {
-	// IssuerRef names the cert-manager issuer. It must be able to sign
-	// with a CA, since every client verifies the databases against the CA
-	// that comes with its certificate.
-	IssuerRef IssuerReference `json:"issuerRef"`
+	// IssuerRef names the cert-manager issuer of every certificate of the
+	// central. It must sign with a CA, since the databases and every
+	// client verify each other against the CA that comes with their
+	// certificates. Unset, the central gets a self-signed CA of its own
+	// (the Issuer {central}-ca), so no other central's keys open its
+	// databases. A named issuer makes every central it signs for one
+	// trust domain.
+	// +optional
+	// +nullable
+	IssuerRef *IssuerReference `json:"issuerRef,omitempty"`
 }
 
 // IssuerReference names a cert-manager issuer.

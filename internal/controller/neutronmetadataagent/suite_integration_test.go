@@ -95,7 +95,6 @@ func create(t *testing.T, c *testenv.Cluster, obj client.Object) {
 func newCentral(t *testing.T, name string) *ovnv1alpha1.OVNCentral {
 	t.Helper()
 	c := &ovnv1alpha1.OVNCentral{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
-	c.Spec.TLS.IssuerRef.Name = "ca"
 	c.Spec.Southbound.ExternallyReachable = true
 	create(t, env.Management, c)
 	c.Status.Southbound.InternalDBAddress = "ssl:10.96.0.10:6642"

@@ -21,7 +21,7 @@ import (
 func testCentral() *ovnv1alpha1.OVNCentral {
 	return &ovnv1alpha1.OVNCentral{
 		ObjectMeta: metav1.ObjectMeta{Name: "controlplane-ovn", Namespace: "openstack"},
-		Spec:       ovnv1alpha1.OVNCentralSpec{TLS: ovnv1alpha1.OVNTLSSpec{IssuerRef: ovnv1alpha1.IssuerReference{Name: "anvil-ca"}}},
+		Spec:       ovnv1alpha1.OVNCentralSpec{TLS: ovnv1alpha1.OVNTLSSpec{IssuerRef: &ovnv1alpha1.IssuerReference{Name: "anvil-ca"}}},
 	}
 }
 
@@ -190,6 +190,66 @@ func TestNamesFitTheirLimits(t *testing.T) {
 	}
 	if n := len(Northbound.ServerSecretName(c)); n > 63 {
 		t.Errorf("certificate name has %d characters", n)
+	}
+	if n := len(selfSignedName(c)); n > 63 {
+		t.Errorf("self-signed Issuer name has %d characters", n)
+	}
+}
+
+// Without an issuer the central gets a root of its own, and every leaf
+// comes from it; naming an issuer drops the root and sends every leaf
+// there, the kind defaulting to ClusterIssuer.
+func TestBuildOwnCA(t *testing.T) {
+	tests := []struct {
+		name     string
+		ref      *ovnv1alpha1.IssuerReference
+		ownCA    bool
+		wantLeaf cmmeta.IssuerReference
+	}{
+		{name: "no issuer", ownCA: true,
+			wantLeaf: cmmeta.IssuerReference{Name: "controlplane-ovn-ca", Kind: "Issuer", Group: "cert-manager.io"}},
+		{name: "a ClusterIssuer by default", ref: &ovnv1alpha1.IssuerReference{Name: "anvil-ca"},
+			wantLeaf: cmmeta.IssuerReference{Name: "anvil-ca", Kind: "ClusterIssuer", Group: "cert-manager.io"}},
+		{name: "an Issuer", ref: &ovnv1alpha1.IssuerReference{Name: "ovn-ca", Kind: "Issuer"},
+			wantLeaf: cmmeta.IssuerReference{Name: "ovn-ca", Kind: "Issuer", Group: "cert-manager.io"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := testCentral()
+			c.Spec.TLS.IssuerRef = tt.ref
+			for _, cert := range BuildCertificates(c) {
+				if cert.Spec.IssuerRef != tt.wantLeaf {
+					t.Errorf("%s issuer = %+v, want %+v", cert.Name, cert.Spec.IssuerRef, tt.wantLeaf)
+				}
+			}
+			selfSigned, ca, caIssuer := BuildOwnCA(c)
+			if !tt.ownCA {
+				if selfSigned != nil || ca != nil || caIssuer != nil {
+					t.Errorf("a named issuer still builds a root: %v %v %v", selfSigned, ca, caIssuer)
+				}
+				return
+			}
+			if selfSigned.Name != "controlplane-ovn-selfsigned" || selfSigned.Spec.SelfSigned == nil || selfSigned.Namespace != "openstack" {
+				t.Errorf("self-signed Issuer = %s/%s %+v", selfSigned.Namespace, selfSigned.Name, selfSigned.Spec)
+			}
+			if ca.Name != "controlplane-ovn-ca" || ca.Spec.SecretName != ca.Name || !ca.Spec.IsCA ||
+				ca.Spec.IssuerRef.Name != selfSigned.Name || ca.Spec.IssuerRef.Kind != "Issuer" {
+				t.Errorf("CA Certificate = %s %+v", ca.Name, ca.Spec)
+			}
+			// The renewed root keeps its key, so leaves signed before the
+			// renewal still verify.
+			if ca.Spec.PrivateKey.RotationPolicy != cmv1.RotationPolicyNever || ca.Spec.Duration.Duration < 365*24*time.Hour {
+				t.Errorf("CA key policy %s, duration %v", ca.Spec.PrivateKey.RotationPolicy, ca.Spec.Duration)
+			}
+			if caIssuer.Name != tt.wantLeaf.Name || caIssuer.Spec.CA == nil || caIssuer.Spec.CA.SecretName != ca.Spec.SecretName {
+				t.Errorf("CA Issuer = %s %+v", caIssuer.Name, caIssuer.Spec)
+			}
+			for _, obj := range ownCAObjects(c) {
+				if obj.GetNamespace() != "openstack" || !slices.Contains([]string{selfSigned.Name, ca.Name}, obj.GetName()) {
+					t.Errorf("a central that names an issuer would delete %s/%s", obj.GetNamespace(), obj.GetName())
+				}
+			}
+		})
 	}
 }
 

@@ -54,6 +54,7 @@ var childKinds = []schema.GroupVersionKind{
 	{Group: "batch", Version: "v1", Kind: "Job"},
 	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"},
 	{Group: "cert-manager.io", Version: "v1", Kind: "Certificate"},
+	{Group: "cert-manager.io", Version: "v1", Kind: "Issuer"},
 }
 
 // Reconciler reconciles OVNCentral objects.
@@ -88,6 +89,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=cert-manager.io,resources=issuers,verbs=get;list;watch;create;patch;delete
 
 // pass is what one pass over a central builds up, step by step.
 type pass struct {

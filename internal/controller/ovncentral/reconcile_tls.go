@@ -25,8 +25,13 @@ import (
 // client identity is published here, once it is complete.
 func (r *Reconciler) reconcileTLS(ctx context.Context, p *pass) (flow.Outcome, error) {
 	c := p.central
+	certs, err := r.applyTrustRoot(ctx, p)
+	if err != nil {
+		return flow.Continue, err
+	}
+	certs = append(certs, BuildCertificates(c)...)
 	var waiting []string
-	for _, cert := range BuildCertificates(c) {
+	for _, cert := range certs {
 		if err := p.children.Apply(ctx, r.Scheme, c, cert); err != nil {
 			return flow.Continue, certificateError(p, err)
 		}
@@ -49,10 +54,39 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, p *pass) (flow.Outcome, e
 			RequeueSecretPolling, "%s", strings.Join(waiting, "; "))
 	}
 	c.Status.ClientSecretName = ClientSecretName(c)
-	ref := c.Spec.TLS.IssuerRef
-	conditionsOf(c).Set(ovnv1alpha1.TLSReadyCondition, metav1.ConditionTrue, ovnv1alpha1.CertificatesIssuedReason,
-		fmt.Sprintf("every certificate is issued by %s %s", ref.ResolvedKind(), ref.Name))
+	conditionsOf(c).Set(ovnv1alpha1.TLSReadyCondition, metav1.ConditionTrue, ovnv1alpha1.CertificatesIssuedReason, issuedMessage(c))
 	return flow.Continue, nil
+}
+
+// applyTrustRoot writes the central's own CA when the spec names no issuer
+// and returns its Certificate, to be waited for with the others. A central
+// that names an issuer deletes the CA it may have had: nothing it runs
+// trusts that CA any more, and its Issuer could still sign.
+func (r *Reconciler) applyTrustRoot(ctx context.Context, p *pass) ([]*cmv1.Certificate, error) {
+	c := p.central
+	selfSigned, ca, caIssuer := BuildOwnCA(c)
+	if ca == nil {
+		for _, obj := range ownCAObjects(c) {
+			if _, err := p.children.Delete(ctx, r.Scheme, c, obj); err != nil && !apimeta.IsNoMatchError(err) {
+				return nil, fmt.Errorf("removing the central's own CA: %w", err)
+			}
+		}
+		return nil, nil
+	}
+	for _, issuer := range []*cmv1.Issuer{selfSigned, caIssuer} {
+		if err := p.children.Apply(ctx, r.Scheme, c, issuer); err != nil {
+			return nil, certificateError(p, err)
+		}
+	}
+	return []*cmv1.Certificate{ca}, nil
+}
+
+// issuedMessage names the issuer of the central's certificates.
+func issuedMessage(c *ovnv1alpha1.OVNCentral) string {
+	if ref := c.Spec.TLS.IssuerRef; ref != nil {
+		return fmt.Sprintf("every certificate is issued by %s %s", ref.ResolvedKind(), ref.Name)
+	}
+	return fmt.Sprintf("every certificate is issued by the central's own CA, Issuer %s", OwnCAName(c))
 }
 
 // certificateState reads a Certificate's Secret and returns why it cannot

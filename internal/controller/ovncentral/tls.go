@@ -1,10 +1,13 @@
 package ovncentral
 
 import (
+	"time"
+
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 )
@@ -20,6 +23,71 @@ var (
 	serverUsages = []cmv1.KeyUsage{cmv1.UsageDigitalSignature, cmv1.UsageKeyEncipherment, cmv1.UsageServerAuth, cmv1.UsageClientAuth}
 	clientUsages = []cmv1.KeyUsage{cmv1.UsageDigitalSignature, cmv1.UsageKeyEncipherment, cmv1.UsageClientAuth}
 )
+
+// caDuration is how long the central's own CA certificate is valid.
+// Renewal keeps its key (RotationPolicyNever), so certificates signed
+// before a renewal still verify against the renewed CA and nothing has to
+// restart in step; the long life only makes renewals rare.
+const caDuration = 10 * 365 * 24 * time.Hour
+
+// OwnCAName is the central's own CA: its Certificate, Secret and CA Issuer,
+// {central}-ca.
+func OwnCAName(c *ovnv1alpha1.OVNCentral) string { return c.Name + "-ca" }
+
+// selfSignedName is the SelfSigned Issuer that signs the central's CA,
+// {central}-selfsigned.
+func selfSignedName(c *ovnv1alpha1.OVNCentral) string { return c.Name + "-selfsigned" }
+
+// leafIssuer is the issuer of every server and client certificate: the
+// one the spec names, or the central's own CA.
+func leafIssuer(c *ovnv1alpha1.OVNCentral) cmmeta.IssuerReference {
+	if ref := c.Spec.TLS.IssuerRef; ref != nil {
+		return cmmeta.IssuerReference{Name: ref.Name, Kind: ref.ResolvedKind(), Group: cmv1.SchemeGroupVersion.Group}
+	}
+	return cmmeta.IssuerReference{Name: OwnCAName(c), Kind: cmv1.IssuerKind, Group: cmv1.SchemeGroupVersion.Group}
+}
+
+// BuildOwnCA returns the central's own trust root when the spec names no
+// issuer: a SelfSigned Issuer, the CA Certificate it signs and the CA
+// Issuer on that Certificate's Secret. A self-signed root of the central's
+// own is the only trust anchor ovsdb-server accepts that no other central
+// shares: OVS does not take an intermediate as an anchor, and with a shared
+// root above it a client that sends its chain gets in (docs/design/ovn.md).
+// It returns nil when the spec names an issuer.
+func BuildOwnCA(c *ovnv1alpha1.OVNCentral) (*cmv1.Issuer, *cmv1.Certificate, *cmv1.Issuer) {
+	if c.Spec.TLS.IssuerRef != nil {
+		return nil, nil, nil
+	}
+	selfSigned := buildIssuer(c, selfSignedName(c))
+	selfSigned.Spec.SelfSigned = &cmv1.SelfSignedIssuer{}
+	ca := buildCertificate(c, OwnCAName(c), "ca", nil, nil)
+	ca.Spec.IsCA = true
+	ca.Spec.Duration = &metav1.Duration{Duration: caDuration}
+	ca.Spec.PrivateKey.RotationPolicy = cmv1.RotationPolicyNever
+	ca.Spec.IssuerRef = cmmeta.IssuerReference{Name: selfSigned.Name, Kind: cmv1.IssuerKind, Group: cmv1.SchemeGroupVersion.Group}
+	caIssuer := buildIssuer(c, OwnCAName(c))
+	caIssuer.Spec.CA = &cmv1.CAIssuer{SecretName: OwnCAName(c)}
+	return selfSigned, ca, caIssuer
+}
+
+// ownCAObjects are the objects BuildOwnCA writes, empty but for their
+// names: what a central that names an issuer deletes.
+func ownCAObjects(c *ovnv1alpha1.OVNCentral) []client.Object {
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: c.Namespace, Name: name} }
+	return []client.Object{
+		&cmv1.Issuer{ObjectMeta: meta(OwnCAName(c))},
+		&cmv1.Certificate{ObjectMeta: meta(OwnCAName(c))},
+		&cmv1.Issuer{ObjectMeta: meta(selfSignedName(c))},
+	}
+}
+
+// buildIssuer is an Issuer of the central's namespace with its labels.
+func buildIssuer(c *ovnv1alpha1.OVNCentral, name string) *cmv1.Issuer {
+	return &cmv1.Issuer{
+		TypeMeta:   metav1.TypeMeta{APIVersion: cmv1.SchemeGroupVersion.String(), Kind: cmv1.IssuerKind},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels(c, "ca")},
+	}
+}
 
 // BuildCertificates returns the Certificates the central needs: one server
 // certificate per database, the relay's while it runs, and the client
@@ -38,7 +106,6 @@ func BuildCertificates(c *ovnv1alpha1.OVNCentral) []*cmv1.Certificate {
 
 // buildCertificate is one Certificate whose Secret has the same name.
 func buildCertificate(c *ovnv1alpha1.OVNCentral, name, component string, usages []cmv1.KeyUsage, dnsNames []string) *cmv1.Certificate {
-	ref := c.Spec.TLS.IssuerRef
 	return &cmv1.Certificate{
 		TypeMeta:   metav1.TypeMeta{APIVersion: cmv1.SchemeGroupVersion.String(), Kind: cmv1.CertificateKind},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels(c, component)},
@@ -47,7 +114,7 @@ func buildCertificate(c *ovnv1alpha1.OVNCentral, name, component string, usages 
 			CommonName: name,
 			DNSNames:   dnsNames,
 			Usages:     usages,
-			IssuerRef:  cmmeta.IssuerReference{Name: ref.Name, Kind: ref.ResolvedKind(), Group: "cert-manager.io"},
+			IssuerRef:  leafIssuer(c),
 			// A renewal gets a new key; a leaked key then expires with its
 			// certificate.
 			PrivateKey: &cmv1.CertificatePrivateKey{

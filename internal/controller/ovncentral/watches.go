@@ -38,7 +38,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if served, err := certificatesServed(mgr); err != nil {
 		return err
 	} else if served {
-		owned = append(owned, &cmv1.Certificate{})
+		owned = append(owned, &cmv1.Certificate{}, &cmv1.Issuer{})
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("ovncentral-controller").

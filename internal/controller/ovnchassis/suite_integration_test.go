@@ -118,11 +118,18 @@ func startRunner(t *testing.T, c *testenv.Cluster, dir string, nodes []podrunner
 }
 
 // newCentral creates a central on the management cluster with one or three
-// members per database, issued by the suite's CA.
+// members per database, on a CA of its own.
 func newCentral(t *testing.T, name string, replicas, nbBase, sbBase int32) *ovnv1alpha1.OVNCentral {
 	t.Helper()
-	c := &ovnv1alpha1.OVNCentral{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testenv.WorkloadNamespace}}
-	c.Spec.TLS.IssuerRef.Name = testenv.CAClusterIssuer
+	return newCentralIn(t, testenv.WorkloadNamespace, name, replicas, nbBase, sbBase, nil)
+}
+
+// newCentralIn is newCentral in any namespace, its certificates from the
+// issuer ref or, nil, from its own CA.
+func newCentralIn(t *testing.T, namespace, name string, replicas, nbBase, sbBase int32, ref *ovnv1alpha1.IssuerReference) *ovnv1alpha1.OVNCentral {
+	t.Helper()
+	c := &ovnv1alpha1.OVNCentral{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	c.Spec.TLS.IssuerRef = ref
 	for _, db := range []*ovnv1alpha1.OVNDatabaseSpec{&c.Spec.Northbound, &c.Spec.Southbound} {
 		db.Replicas = ptr.To(replicas)
 	}
@@ -187,8 +194,14 @@ func waitCondition(t *testing.T, key client.ObjectKey, obj client.Object, conds 
 // OVS command-line options that present it.
 func clientTLS(t *testing.T, secretName string) []string {
 	t.Helper()
+	return clientTLSOf(t, client.ObjectKey{Namespace: testenv.WorkloadNamespace, Name: secretName})
+}
+
+// clientTLSOf is clientTLS for a Secret in any namespace.
+func clientTLSOf(t *testing.T, key client.ObjectKey) []string {
+	t.Helper()
 	s := &corev1.Secret{}
-	if err := env.Management.Client.Get(context.Background(), client.ObjectKey{Namespace: testenv.WorkloadNamespace, Name: secretName}, s); err != nil {
+	if err := env.Management.Client.Get(context.Background(), key, s); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

@@ -31,8 +31,8 @@ const OVNCentralName = "controlplane-ovn"
 const ovnReadyTimeout = 5 * time.Minute
 
 // applyOVNCentral creates the central the sample ControlPlane's Neutron
-// uses, with its certificates from the devstack's CA ClusterIssuer, and
-// waits until it is Ready. Its databases are not externally reachable: the
+// uses, with its certificates from a CA of its own, as a central that names
+// no issuer gets, and waits until it is Ready. Its databases are not externally reachable: the
 // guide's step 4 makes them so. An existing central is left as it is.
 func (s *Stack) applyOVNCentral(ctx context.Context, _ *state) (string, error) {
 	c, err := s.clusterClient(ctx, ManagementCluster)
@@ -43,7 +43,6 @@ func (s *Stack) applyOVNCentral(ctx context.Context, _ *state) (string, error) {
 		Name: OVNCentralName, Namespace: testenv.WorkloadNamespace,
 		Labels: map[string]string{managedByLabel: managedByValue},
 	}}
-	central.Spec.TLS.IssuerRef.Name = testenv.CAClusterIssuer
 	// One member per database. Zed's neutron-server creates its drop Port
 	// Group before it forks, through a connection that must find the Raft
 	// leader, and against three members on this loaded two-core host that

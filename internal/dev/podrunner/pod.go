@@ -243,6 +243,16 @@ func (r *podRun) run() {
 	if !r.prepare() {
 		return
 	}
+	if r.mode != PodRunnerSimulated {
+		// The sync stops before the pod's directory can be removed.
+		syncCtx, stopSync := context.WithCancel(r.ctx)
+		var syncing sync.WaitGroup
+		syncing.Go(func() { r.syncVolumes(syncCtx) })
+		defer func() {
+			stopSync()
+			syncing.Wait()
+		}()
+	}
 
 	// Sidecars run beside everything after them and stop once the
 	// containers are done, as restartable init containers do.

@@ -63,19 +63,13 @@ func materialiseVolumes(ctx context.Context, pod *corev1.Pod, src objectSource, 
 		switch {
 		case v.Secret != nil:
 			kind = VolumeSecret
-			files, err = writeProjection(dir, func(w *projectionWriter) error {
-				return w.secret(ctx, src, pod.Namespace, v.Secret.SecretName, v.Secret.Items, v.Secret.Optional)
-			})
+			files, err = writeProjection(dir, objectFill(ctx, src, pod, v))
 		case v.ConfigMap != nil:
 			kind = VolumeConfigMap
-			files, err = writeProjection(dir, func(w *projectionWriter) error {
-				return w.configMap(ctx, src, pod.Namespace, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.DefaultMode, v.ConfigMap.Optional)
-			})
+			files, err = writeProjection(dir, objectFill(ctx, src, pod, v))
 		case v.Projected != nil:
 			kind = VolumeProjected
-			files, err = writeProjection(dir, func(w *projectionWriter) error {
-				return w.projected(ctx, src, pod, v.Projected)
-			})
+			files, err = writeProjection(dir, objectFill(ctx, src, pod, v))
 		case v.DownwardAPI != nil:
 			kind = VolumeDownwardAPI
 			files, err = writeProjection(dir, func(w *projectionWriter) error {
@@ -102,6 +96,24 @@ func materialiseVolumes(ctx context.Context, pod *corev1.Pod, src objectSource, 
 		vols[v.Name] = volume{kind: kind, dir: dir, files: files}
 	}
 	return vols, nil
+}
+
+// objectFill writes a Secret, ConfigMap or projected volume from its
+// sources; it is nil for any other volume.
+func objectFill(ctx context.Context, src objectSource, pod *corev1.Pod, v *corev1.Volume) func(w *projectionWriter) error {
+	switch {
+	case v.Secret != nil:
+		return func(w *projectionWriter) error {
+			return w.secret(ctx, src, pod.Namespace, v.Secret.SecretName, v.Secret.Items, v.Secret.Optional)
+		}
+	case v.ConfigMap != nil:
+		return func(w *projectionWriter) error {
+			return w.configMap(ctx, src, pod.Namespace, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.DefaultMode, v.ConfigMap.Optional)
+		}
+	case v.Projected != nil:
+		return func(w *projectionWriter) error { return w.projected(ctx, src, pod, v.Projected) }
+	}
+	return nil
 }
 
 // claimDir is the directory that stands in for a claim's volume: one per

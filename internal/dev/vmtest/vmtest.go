@@ -202,10 +202,12 @@ func (i *Instance) Close(ctx context.Context) error {
 	if out, err := run(ctx, ipPath, "netns", "delete", i.NetNS); err != nil && !strings.Contains(out, "No such file") {
 		errs = append(errs, err)
 	}
-	// The outer end goes with its peer; this covers a half-made veth.
+	// The outer end goes with its peer; this covers a half-made veth. The
+	// kernel removes the outer end after the namespace deletion returns, so
+	// it may vanish between the lookup and the deletion ("No such device").
 	if out, err := run(ctx, ipPath, "-n", i.host.NetNS, "link", "delete", i.Device); err != nil &&
 		!strings.Contains(out, "Cannot find device") && !strings.Contains(out, "No such file") &&
-		!strings.Contains(out, "does not exist") {
+		!strings.Contains(out, "does not exist") && !strings.Contains(out, "No such device") {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
