@@ -44,6 +44,7 @@ type NovaSpec struct {
 
 	// Endpoints pins or enables the services Nova talks to.
 	// +optional
+	// +nullable
 	Endpoints EndpointsSpec `json:"endpoints,omitempty"`
 
 	// Metadata configures the metadata API.
@@ -56,6 +57,7 @@ type NovaSpec struct {
 
 	// Logging configures the services' logs.
 	// +optional
+	// +nullable
 	Logging LoggingSpec `json:"logging,omitempty"`
 
 	// RemoteCompute publishes a second contract, for computes on other
@@ -204,22 +206,30 @@ type ServiceUserSpec struct {
 	SecretRef PasswordSecretRef `json:"secretRef"`
 }
 
-// EndpointsSpec pins or enables the services Nova talks to.
+// EndpointsSpec pins or enables the services Nova talks to. Its fields
+// are nullable because the ControlPlane projects them as values: when a
+// service is removed, server-side apply drops the fields the projection
+// owned and leaves the emptied object null.
 type EndpointsSpec struct {
 	// Placement pins the placement endpoint.
 	// +optional
+	// +nullable
 	Placement EndpointOverride `json:"placement,omitempty"`
 	// Neutron pins the networking endpoint.
 	// +optional
+	// +nullable
 	Neutron EndpointOverride `json:"neutron,omitempty"`
 	// Glance pins the image endpoint.
 	// +optional
+	// +nullable
 	Glance EndpointOverride `json:"glance,omitempty"`
 	// Cinder enables and optionally pins block storage.
 	// +optional
+	// +nullable
 	Cinder OptionalEndpoint `json:"cinder,omitempty"`
 	// Barbican enables and optionally pins the key manager.
 	// +optional
+	// +nullable
 	Barbican OptionalEndpoint `json:"barbican,omitempty"`
 }
 
