@@ -200,7 +200,16 @@ kubectl wait controlplane/controlplane -n openstack --for=condition=Ready --time
 # compute-b's host joins its zone's aggregate, which the zone:host form needs.
 zone_of() { kubectl --context "$1" get node "$2" -o jsonpath='{.metadata.labels.topology\.kubernetes\.io/zone}'; }
 zone_a="$(zone_of anvil-compute-a "$host_a")" zone_b="$(zone_of anvil-compute-b "$host_b")"
-aggregate_b="$(openstack --insecure aggregate list --long -f value -c Name -c "Availability Zone" | awk -v z="$zone_b" '$2 == z {print $1}')"
+# The ControlPlane reads Ready once the new nova-api pods are; an old one
+# can still answer 503 on the port they share until it is gone, so ask
+# again for a while.
+aggregates=""
+for _ in $(seq 1 30); do
+  aggregates="$(openstack --insecure aggregate list --long -f value -c Name -c "Availability Zone" 2>/dev/null)" && break
+  aggregates=""
+  sleep 2
+done
+aggregate_b="$(awk -v z="$zone_b" '$2 == z {print $1}' <<<"$aggregates")"
 [[ -n "$aggregate_b" ]] || fail "compute-b's pool created no aggregate for $zone_b"
 openstack --insecure aggregate add host "${aggregate_b%%$'\n'*}" "$host_b" >/dev/null 2>&1 || true
 pinned_build e2e-rotated-a "$host_a" "$zone_a"
