@@ -96,6 +96,32 @@ done
 kubectl wait controlplane/controlplane -n openstack --for=condition=Ready --timeout=3m >/dev/null \
   || fail "the sample ControlPlane is not Ready"
 
+# A setting removed the way GitOps removes it (issue #34): the console
+# proxy set and then unset with merge patches. The ControlPlane must read
+# Ready on its new generation and the Nova's console proxy must be what it
+# was before, as for a ControlPlane that never set one. Its fields are
+# compared: server-side apply leaves the emptied object null where a
+# Nova that never had one reads {}, and both mean no console proxy.
+proxy() { kubectl get nova controlplane-nova -n openstack -o jsonpath='{.spec.consoleProxy.enabled}/{.spec.consoleProxy.hostname}'; }
+never="$(proxy)"
+kubectl patch controlplane controlplane -n openstack --type merge \
+  -p '{"spec":{"services":{"nova":{"consoleProxy":{"enabled":true,"hostname":"console.127-0-0-1.nip.io"}}}}}' >/dev/null
+kubectl wait nova/controlplane-nova -n openstack --timeout=2m \
+  --for=jsonpath='{.spec.consoleProxy.hostname}'=console.127-0-0-1.nip.io >/dev/null \
+  || fail "unset: the Nova never took the console proxy"
+kubectl patch controlplane controlplane -n openstack --type merge \
+  -p '{"spec":{"services":{"nova":{"consoleProxy":null}}}}' >/dev/null
+gen="$(kubectl get controlplane controlplane -n openstack -o jsonpath='{.metadata.generation}')"
+kubectl wait controlplane/controlplane -n openstack --timeout=3m \
+  --for=jsonpath='{.status.conditions[?(@.type=="Ready")].observedGeneration}'="$gen" >/dev/null \
+  || fail "unset: no pass of the ControlPlane on generation $gen"
+kubectl wait controlplane/controlplane -n openstack --for=condition=Ready --timeout=3m >/dev/null \
+  || fail "unset: the ControlPlane is not Ready after consoleProxy was removed: $(kubectl get controlplane controlplane -n openstack \
+    -o jsonpath='{.status.conditions[?(@.type=="NovaReady")].message}')"
+now="$(proxy)"
+[[ "$now" == "$never" ]] || fail "unset: the Nova's consoleProxy reads [$now], want [$never] as before"
+pass "unset: the console proxy set and removed with merge patches; the ControlPlane is Ready and the Nova as before"
+
 # Step 1, as the guide runs it: the external bus URL goes in on stdin. On the
 # devstack it is the TLS listener's URL, which the sample bus Secret holds.
 kubectl get secret devstack-bus -n openstack -o go-template='{{index .data "transport_url" | base64decode}}' \

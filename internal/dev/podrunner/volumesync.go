@@ -13,8 +13,10 @@ import (
 
 // volumeSyncInterval is how often a running pod's Secret, ConfigMap and
 // projected volumes are brought up to date with their sources. The kubelet
-// takes up to about a minute; the runner is quicker so tests wait less.
-const volumeSyncInterval = 10 * time.Second
+// takes up to about a minute; the runner is quicker so tests wait less,
+// and no quicker than this, since every sync reads each source from the
+// apiserver and a test cluster runs dozens of pods.
+const volumeSyncInterval = 30 * time.Second
 
 // stagedSuffix names the directory a volume's new contents are written to
 // before they replace the old; volume names are DNS labels and hold no
