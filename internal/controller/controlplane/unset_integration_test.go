@@ -143,8 +143,9 @@ func TestIntegrationProjectedFieldsRoundTrip(t *testing.T) {
 	newControlPlane(t, name, false)
 	putSecret(t, name+"-shared", map[string]string{"secret": "round-trip-shared-secret"})
 	waitNovaReady(t, name, c5c3v1alpha1.NovaReadyReason)
-	for _, path := range slices.Sorted(maps.Keys(roundTrips(name))) {
-		rt := roundTrips(name)[path]
+	cases := roundTrips(name)
+	for _, path := range slices.Sorted(maps.Keys(cases)) {
+		rt := cases[path]
 		t.Run(path, func(t *testing.T) {
 			before := rt.projected(projectedNova(t, name))
 			mergePatchControlPlane(t, name, rt.change)

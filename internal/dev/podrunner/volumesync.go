@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // volumeSyncInterval is how often a running pod's Secret, ConfigMap and
@@ -28,18 +29,11 @@ const stagedSuffix = ".staged"
 // changed trust root reaches the files the processes read, and programs
 // that reload them, such as OVS, see the change without a restart.
 func (r *podRun) syncVolumes(ctx context.Context) {
-	t := time.NewTicker(volumeSyncInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		for _, name := range syncPodVolumes(ctx, r.spec, r.h.src, r.dir) {
 			r.log.V(1).Info("volume updated from its source", "volume", name)
 		}
-	}
+	}, volumeSyncInterval)
 }
 
 // syncPodVolumes rewrites the files of every Secret, ConfigMap and
