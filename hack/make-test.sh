@@ -10,13 +10,9 @@
 # Services that ran before are left running.
 #
 # The tests mostly wait, on apiservers, controllers and OpenStack: on two
-# cores the e2e phase keeps the CPU about half busy. So the e2e checks run
-# before the unit and integration tests, and beside them a lane at the
-# lowest CPU priority compiles every test package (the integration phase
-# then only links and runs), builds the linter, and runs it: it takes what
-# the e2e checks leave and delays them little. The linter does not start
-# with the tool build any more: there it took CPU the clusters' binaries
-# needed, since a tool build has few idle moments to give.
+# cores the e2e phase keeps the CPU about half busy. So the linter is
+# built beside everything else, at the lowest CPU priority, and run beside
+# the e2e checks: it takes what the tests leave and delays them little.
 # Each phase's line shows its wall time, the CPU time the whole machine
 # spent meanwhile, and how busy the cores were.
 set -euo pipefail
@@ -112,33 +108,27 @@ setup() {
   echo $((SECONDS - start)) >"$logs/setup-seconds"
 }
 
-# beside_lane runs beside the e2e checks. It first compiles every package
-# and test package of the module without linking (`go list -export` builds
-# what it reports), so that the integration phase finds them in the build
-# cache, then builds golangci-lint and govulncheck; both at nice 19, where
-# a compiler only waits its turn. Its own process group lets an early exit
-# stop it whole.
-#
-# The linter then runs at the normal priority, on one thread. It does not
-# run at nice 19: starved of CPU, golangci-lint's goimports lost a `go env`
-# it had started (x/tools gives a go command's output 30 seconds after the
-# command ends) and the lint failed. GOMAXPROCS=1 bounds it, and the go
-# commands it starts, to one core.
-beside_lane() {
+# lint_build_lane builds golangci-lint beside everything, at the lowest CPU
+# priority: a compiler only waits its turn. Its own process group lets an
+# early exit stop it whole.
+lint_build_lane() {
   local start=$SECONDS busy0 total0
   read -r busy0 total0 < <(cpu_now)
-  # A package that does not compile fails here and again, with its
-  # errors, in the integration phase, which is the one that reports it.
-  nice -n 19 go list -test -export -e ./... >/dev/null || echo "make test: some test packages did not compile"
-  phase_line "test packages compiled (nice 19)" $((SECONDS - start)) "$busy0" "$total0" >"$logs/compile-line"
-  start=$SECONDS
-  read -r busy0 total0 < <(cpu_now)
   nice -n 19 "${make[@]}" tools-lint
-  phase_line "lint build (nice 19)" $((SECONDS - start)) "$busy0" "$total0" >"$logs/lint-build-line"
-  start=$SECONDS
+  phase_line "lint build (beside, at nice 19)" $((SECONDS - start)) "$busy0" "$total0" >"$logs/lint-build-line"
+}
+
+# lint_run_lane runs golangci-lint beside the e2e checks, which keep the
+# cores about half busy, at the normal priority and on one thread. It does
+# not run at nice 19: starved of CPU, golangci-lint's goimports lost a
+# `go env` it had started (x/tools gives a go command's output 30 seconds
+# after the command ends) and the lint failed. GOMAXPROCS=1 bounds it, and
+# the go commands it starts, to one core.
+lint_run_lane() {
+  local start=$SECONDS busy0 total0
   read -r busy0 total0 < <(cpu_now)
   GOMAXPROCS=1 "${make[@]}" lint
-  phase_line "lint run (one thread)" $((SECONDS - start)) "$busy0" "$total0" >"$logs/lint-run-line"
+  phase_line "lint run (beside e2e, one thread)" $((SECONDS - start)) "$busy0" "$total0" >"$logs/lint-run-line"
 }
 
 # wait_lint LOG waits for the lint lane in lint_pid and fails with its log
@@ -156,6 +146,10 @@ wait_lint() {
 
 setup >"$logs/setup.log" 2>&1 &
 setup_pid=$!
+set -m
+lint_build_lane >"$logs/lint-build.log" 2>&1 &
+lint_pid=$!
+set +m
 phase "tools (packages, services beside)" "${make[@]}" tools-kube
 if ! wait "$setup_pid"; then
   [[ -e "$logs/openstack-started" ]] && openstack_started=true
@@ -168,15 +162,16 @@ setup_pid=
 phases+=("$(printf '%-34s %5d s' "  packages, services (beside tools)" "$(cat "$logs/setup-seconds")")")
 
 phase verify "${make[@]}" verify
+phase "unit and integration" stamped "${make[@]}" test-go
+echo "make test: waiting for the linter's build"
+wait_lint "$logs/lint-build.log"
+phases+=("$(cat "$logs/lint-build-line")")
 set -m
-beside_lane >"$logs/beside.log" 2>&1 &
+lint_run_lane >"$logs/lint-run.log" 2>&1 &
 lint_pid=$!
 set +m
 phase e2e stamped "${make[@]}" test-e2e
-phase "unit and integration" stamped "${make[@]}" test-go
 echo "make test: waiting for the linter"
-wait_lint "$logs/beside.log"
-cat "$logs/beside.log"
-for line in compile lint-build lint-run; do
-  phases+=("  beside: $(cat "$logs/$line-line")")
-done
+wait_lint "$logs/lint-run.log"
+cat "$logs/lint-run.log"
+phases+=("$(cat "$logs/lint-run-line")")
