@@ -103,6 +103,34 @@ for cluster in compute-a compute-b; do
 done
 pass "both compute clusters are registered"
 
+# Registered as users register: each registration carries a bound token of
+# the access chart's ServiceAccount, not an administrator's kubeconfig, so
+# everything the operator does there below proves the chart's RBAC is
+# enough. The kubeconfig holds the token: it goes to a file only this user
+# reads, and is removed at once.
+for cluster in compute-a compute-b; do
+  reg="$state/registration-$cluster.kubeconfig"
+  (umask 077; "${kubectl[@]}" --context anvil-mgmt -n c5c3-clusters get secret "$cluster" \
+    -o go-template='{{index .data "kubeconfig" | base64decode}}' >"$reg")
+  who="$("$root/bin/kubectl" --kubeconfig "$reg" auth whoami -o jsonpath='{.status.userInfo.username}')" || who="(refused)"
+  rm -f "$reg"
+  [[ "$who" == system:serviceaccount:c5c3-access:target-cluster-access ]] \
+    || fail "the registration of $cluster authenticates as '$who', not as the access chart's ServiceAccount"
+  scope="$("${kubectl[@]}" --context anvil-mgmt -n c5c3-clusters get secret "$cluster" \
+    -o go-template='{{index .data "namespaces" | base64decode}}')"
+  [[ "$scope" == openstack ]] || fail "the registration of $cluster is scoped to '$scope', want openstack"
+done
+pass "both registrations carry the access chart's bound token, scoped to openstack"
+
+# The command a user runs to renew a registration, as written in the
+# registration guide; the guide below then runs on compute-b with it.
+go build -o "$root/bin/anvil" ./cmd/anvil
+renewed="$("$root/bin/anvil" cluster register --kubeconfig "$state/kubeconfig" --context anvil-compute-b \
+  --name compute-b --management-context anvil-mgmt --refresh)" || fail "anvil cluster register --refresh failed for compute-b"
+grep -q "registration Secret c5c3-clusters/compute-b updated (server https://.*, namespaces openstack, token expires" <<<"$renewed" \
+  || fail "anvil cluster register --refresh did not renew compute-b: $renewed"
+pass "anvil cluster register --refresh renews compute-b's registration"
+
 # The operator's registry engages each registration and says so on the Secret.
 for cluster in compute-a compute-b; do
   engaged=""
@@ -147,6 +175,8 @@ pass "the operator runs from its chart as system:serviceaccount:anvil-system:anv
 pods_after="$(operator_pods)"
 [[ "$pods_before" == "$pods_after" ]] || fail "a second up replaced the operator's pod ($pods_before -> $pods_after)"
 grep -q "already running mgmt, compute-a, compute-b" "$state/second-up.log" || fail "a second up did not find the clusters running"
+grep -q "c5c3-clusters/compute-a kept, c5c3-clusters/compute-b kept" "$state/second-up.log" \
+  || fail "a second up wrote the registrations again: $(grep -m1 'c5c3-clusters/compute-a' "$state/second-up.log")"
 pass "a second up changes nothing"
 
 # The sample ControlPlane reads the services' real credentials, its Nova

@@ -17,6 +17,10 @@ import (
 type openStackState struct {
 	// Started is true once an Up of this stack had to start the services.
 	Started bool `json:"started"`
+	// NeutronRepointed is true once an Up pointed neutron-server at the
+	// stack's OVN central, which Down removes: Down then points it back
+	// at the service set's own, so that the set keeps working.
+	NeutronRepointed bool `json:"neutronRepointed,omitempty"`
 }
 
 // OpenStackDir is where the service set keeps its state: the directory
@@ -73,7 +77,19 @@ func (s *Stack) startOpenStack(ctx context.Context, st *state) (string, error) {
 // stopOpenStack stops the service set if this stack started it. Its data
 // stay, so the next Up starts it warm.
 func (s *Stack) stopOpenStack(ctx context.Context, st *state) error {
-	if st.OpenStack == nil || !st.OpenStack.Started {
+	if st.OpenStack == nil {
+		return nil
+	}
+	if !st.OpenStack.Started {
+		if !st.OpenStack.NeutronRepointed {
+			return nil
+		}
+		// Left running for others, whose Neutron must not keep dialling
+		// a central that is about to go.
+		fmt.Fprintln(s.out, "Pointing neutron-server back at the service set's own OVN central")
+		if out, err := s.openstackScript(ctx, "start-neutron", false); err != nil {
+			return fmt.Errorf("hack/openstack/openstack.sh start-neutron: %w\n%s", err, out)
+		}
 		return nil
 	}
 	fmt.Fprintln(s.out, "Stopping the OpenStack services")

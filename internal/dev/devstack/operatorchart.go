@@ -101,16 +101,23 @@ func (s *Stack) renderOperatorChart(ctx context.Context, values map[string]any) 
 	if err := os.WriteFile(valuesPath, raw, 0o600); err != nil {
 		return nil, err
 	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, "helm"), "template", OperatorRelease,
+	return s.helm(ctx, "template", OperatorRelease,
 		filepath.Join(s.root, "charts", "anvil-operator"), "--namespace", OperatorNamespace, "--values", valuesPath)
+}
+
+// helm runs the pinned helm with args and returns its standard output; an
+// error carries the last lines of its standard error, which names what
+// failed and holds no value helm was given in a file.
+func (s *Stack) helm(ctx context.Context, args ...string) ([]byte, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, "helm"), args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// helm's caches stay in the state directory, out of the user's home.
 	home := filepath.Join(s.dir, "helm")
 	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(home, "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(home, "config"), "HELM_DATA_HOME="+filepath.Join(home, "data"))
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("helm template: %w: %s", err, lastLines(stderr.String(), 5))
+		return nil, fmt.Errorf("helm %s: %w: %s", args[0], err, lastLines(stderr.String(), 5))
 	}
 	return stdout.Bytes(), nil
 }

@@ -76,7 +76,7 @@ func (s *Stack) applyOVNCentral(ctx context.Context, _ *state) (string, error) {
 // it dials the members where the pod runner runs them, each on a loopback
 // address of its own, as a pod beside the central would dial their
 // Services; it presents the central's client identity.
-func (s *Stack) pointNeutronAtOVNCentral(ctx context.Context, _ *state) (string, error) {
+func (s *Stack) pointNeutronAtOVNCentral(ctx context.Context, st *state) (string, error) {
 	c, err := s.clusterClient(ctx, ManagementCluster)
 	if err != nil {
 		return "", err
@@ -100,6 +100,15 @@ func (s *Stack) pointNeutronAtOVNCentral(ctx context.Context, _ *state) (string,
 	}
 	nb := memberAddresses(central, "nb", 6641, central.Spec.Northbound.ResolvedReplicas())
 	sb := memberAddresses(central, "sb", 6642, central.Spec.Southbound.ResolvedReplicas())
+	// Recorded first: a start-neutron that fails halfway may have
+	// repointed it already.
+	if st.OpenStack == nil {
+		st.OpenStack = &openStackState{}
+	}
+	st.OpenStack.NeutronRepointed = true
+	if err := s.saveState(st); err != nil {
+		return "", err
+	}
 	if out, err := s.openstackScript(ctx, "start-neutron", false, "--nb", nb, "--sb", sb, "--tls-dir", dir); err != nil {
 		return "", fmt.Errorf("hack/openstack/openstack.sh start-neutron: %w\n%s", err, out)
 	}

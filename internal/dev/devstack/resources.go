@@ -14,13 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/anvil/anvil/config/crd"
 	"github.com/anvil/anvil/internal/dev/testenv"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // reachable tells whether an apiserver answers its readiness endpoint.
@@ -198,28 +196,23 @@ func (s *Stack) applyCRDs(ctx context.Context, cluster string, defs []*apiextens
 	return nil
 }
 
-// createNamespaces creates openstack on every cluster, and the registration
-// and operator namespaces on the management cluster. The management
-// cluster's openstack carries the opt-in to NovaCompute pools, so the
-// guide's pool is admitted there as written.
+// createNamespaces creates openstack, the registration and the operator
+// namespaces on the management cluster. The management cluster's openstack
+// carries the opt-in to NovaCompute pools, so the guide's pool is admitted
+// there as written. On the compute clusters, the access chart creates
+// openstack (see installAccessChart).
 func (s *Stack) createNamespaces(ctx context.Context, _ *state) (string, error) {
-	for _, name := range s.clusterNames() {
-		c, err := s.clusterClient(ctx, name)
-		if err != nil {
-			return "", err
+	c, err := s.clusterClient(ctx, ManagementCluster)
+	if err != nil {
+		return "", err
+	}
+	for _, ns := range []string{testenv.WorkloadNamespace, clustersNamespace, OperatorNamespace} {
+		var labels map[string]string
+		if ns == testenv.WorkloadNamespace {
+			labels = testenv.WorkloadNamespaceLabels()
 		}
-		namespaces := []string{testenv.WorkloadNamespace}
-		if name == ManagementCluster {
-			namespaces = append(namespaces, clustersNamespace, OperatorNamespace)
-		}
-		for _, ns := range namespaces {
-			var labels map[string]string
-			if name == ManagementCluster && ns == testenv.WorkloadNamespace {
-				labels = testenv.WorkloadNamespaceLabels()
-			}
-			if err := ensureLabelledNamespace(ctx, c, ns, labels); err != nil {
-				return "", fmt.Errorf("namespace %s on %s: %w", ns, name, err)
-			}
+		if err := ensureLabelledNamespace(ctx, c, ns, labels); err != nil {
+			return "", fmt.Errorf("namespace %s on %s: %w", ns, ManagementCluster, err)
 		}
 	}
 	return "", nil
@@ -245,42 +238,4 @@ func ensureLabelledNamespace(ctx context.Context, c client.Client, name string, 
 	}
 	maps.Copy(obj.Labels, labels)
 	return c.Patch(ctx, obj, patch)
-}
-
-// registerComputeClusters writes one registration Secret per compute
-// cluster onto the management cluster. The kubeconfig is kwokctl's
-// administrator kubeconfig with everything inline, which is enough for a
-// local stack; production registrations use the access chart's token.
-func (s *Stack) registerComputeClusters(ctx context.Context, _ *state) (string, error) {
-	mgmt, err := s.clusterClient(ctx, ManagementCluster)
-	if err != nil {
-		return "", err
-	}
-	var names []string
-	for i := range s.n {
-		name := testenv.ComputeClusterName(i)
-		kc, err := s.clusterKubeconfig(ctx, name)
-		if err != nil {
-			return "", err
-		}
-		raw, err := clientcmd.Write(*kc)
-		if err != nil {
-			return "", err
-		}
-		want := targetcluster.BuildRegistrationSecret(name, clustersNamespace, raw, "")
-		got := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: want.Namespace}}
-		if _, err := controllerutil.CreateOrUpdate(ctx, mgmt, got, func() error {
-			if got.Labels == nil {
-				got.Labels = map[string]string{}
-			}
-			maps.Copy(got.Labels, want.Labels)
-			got.Type = want.Type
-			got.Data = want.Data
-			return nil
-		}); err != nil {
-			return "", fmt.Errorf("registration Secret %s/%s: %w", want.Namespace, want.Name, err)
-		}
-		names = append(names, clustersNamespace+"/"+name)
-	}
-	return strings.Join(names, ", "), nil
 }
