@@ -50,10 +50,13 @@ func (s *Stack) registerComputeClusters(ctx context.Context, _ *state) (string, 
 	var done []string
 	for i := range s.n {
 		name := testenv.ComputeClusterName(i)
-		if err := s.installAccessChart(ctx, name); err != nil {
+		installed, err := s.installAccessChart(ctx, name)
+		if err != nil {
 			return "", fmt.Errorf("the access chart on %s: %w", name, err)
 		}
-		action, err := s.registerWithToken(ctx, mgmt, name)
+		// A new release has a new ServiceAccount, and the tokens of the
+		// old one no longer authenticate, however long they were to last.
+		action, err := s.registerWithToken(ctx, mgmt, name, installed)
 		if err != nil {
 			return "", fmt.Errorf("registering %s: %w", name, err)
 		}
@@ -68,20 +71,21 @@ func (s *Stack) registerComputeClusters(ctx context.Context, _ *state) (string, 
 // chart grants DaemonSets there and labels it for host-level Pod Security),
 // and created by the chart. A deployed release is left exactly as it is:
 // the guide upgrades it (hypervisorTraits), and `up` must not undo that.
-func (s *Stack) installAccessChart(ctx context.Context, cluster string) error {
+// It tells whether it installed the release.
+func (s *Stack) installAccessChart(ctx context.Context, cluster string) (bool, error) {
 	target := []string{"--kubeconfig", s.KubeconfigPath(), "--kube-context", ContextPrefix + cluster,
 		"--namespace", AccessNamespace}
 	out, err := s.helm(ctx, append([]string{"status", AccessRelease, "-o", "json"}, target...)...)
 	if err == nil && releaseDeployed(out) {
-		return nil
+		return false, nil
 	}
 	c, err := s.clusterClient(ctx, cluster)
 	if err != nil {
-		return err
+		return false, err
 	}
 	create, err := chartMayCreateNamespace(ctx, c, testenv.WorkloadNamespace)
 	if err != nil {
-		return err
+		return false, err
 	}
 	ns := "{" + testenv.WorkloadNamespace + "}"
 	// upgrade --install also replaces a release whose install failed.
@@ -89,7 +93,7 @@ func (s *Stack) installAccessChart(ctx context.Context, cluster string) error {
 		filepath.Join(s.root, "deploy", "target-cluster", "target-cluster-access"), "--create-namespace",
 		"--set", "namespaces=" + ns, "--set", "privilegedNamespaces=" + ns,
 		"--set", "createNamespaces=" + strconv.FormatBool(create)}, target...)...)
-	return err
+	return err == nil, err
 }
 
 // chartMayCreateNamespace tells whether the chart can own the namespace:
@@ -119,10 +123,10 @@ func releaseDeployed(status []byte) bool {
 }
 
 // registerWithToken writes the registration Secret of a compute cluster
-// with a bound token of the chart's ServiceAccount, unless it already
-// holds such a token for the same server that is good for longer than
-// tokenRenewal. It says what it did.
-func (s *Stack) registerWithToken(ctx context.Context, mgmt client.Client, cluster string) (string, error) {
+// with a bound token of the chart's ServiceAccount. Unless renew is set, a
+// Secret that already holds such a token for the same server, good for
+// longer than tokenRenewal, is kept. It says what it did.
+func (s *Stack) registerWithToken(ctx context.Context, mgmt client.Client, cluster string, renew bool) (string, error) {
 	compute, err := clusterreg.RESTConfig(s.KubeconfigPath(), ContextPrefix+cluster)
 	if err != nil {
 		return "", err
@@ -130,8 +134,8 @@ func (s *Stack) registerWithToken(ctx context.Context, mgmt client.Client, clust
 	got := &corev1.Secret{}
 	err = mgmt.Get(ctx, client.ObjectKey{Namespace: clustersNamespace, Name: cluster}, got)
 	switch {
-	case err == nil && got.Labels[targetcluster.RegistrationLabel] == "true" &&
-		TokenRegistrationValid(got.Data[targetcluster.KubeconfigKey], compute.Host, time.Now().Add(tokenRenewal)):
+	case err == nil && !renew && got.Labels[targetcluster.RegistrationLabel] == "true" &&
+		tokenRegistrationValid(got.Data[targetcluster.KubeconfigKey], compute.Host, time.Now().Add(tokenRenewal)):
 		return "kept", nil
 	case err != nil && !apierrors.IsNotFound(err):
 		return "", err
@@ -147,12 +151,12 @@ func (s *Stack) registerWithToken(ctx context.Context, mgmt client.Client, clust
 	return string(res.Action), nil
 }
 
-// TokenRegistrationValid tells whether a registration kubeconfig reaches
+// tokenRegistrationValid tells whether a registration kubeconfig reaches
 // server with a bearer token that is still valid at the given time. A
 // kubeconfig with a client certificate, as devstacks before the access
 // chart wrote, is not. Nothing of the token is returned or logged; only
 // its expiry claim is read.
-func TokenRegistrationValid(kubeconfig []byte, server string, at time.Time) bool {
+func tokenRegistrationValid(kubeconfig []byte, server string, at time.Time) bool {
 	cfg, err := clientcmd.Load(kubeconfig)
 	if err != nil {
 		return false

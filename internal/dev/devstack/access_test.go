@@ -55,8 +55,8 @@ func TestTokenRegistrationValid(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := TokenRegistrationValid(c.kubeconfig, c.server, now.Add(tokenRenewal)); got != c.want {
-				t.Fatalf("TokenRegistrationValid = %v, want %v", got, c.want)
+			if got := tokenRegistrationValid(c.kubeconfig, c.server, now.Add(tokenRenewal)); got != c.want {
+				t.Fatalf("tokenRegistrationValid = %v, want %v", got, c.want)
 			}
 		})
 	}
