@@ -75,26 +75,23 @@ func (s *Stack) startOpenStack(ctx context.Context, st *state) (string, error) {
 }
 
 // stopOpenStack stops the service set if this stack started it. Its data
-// stay, so the next Up starts it warm.
+// stay, so the next Up starts it warm. A set left running for others gets
+// its neutron-server pointed back at its own OVN central, since the
+// stack's central, which Up pointed it at, is about to go.
 func (s *Stack) stopOpenStack(ctx context.Context, st *state) error {
-	if st.OpenStack == nil {
+	switch {
+	case st.OpenStack == nil:
 		return nil
-	}
-	if !st.OpenStack.Started {
-		if !st.OpenStack.NeutronRepointed {
-			return nil
+	case st.OpenStack.Started:
+		fmt.Fprintln(s.out, "Stopping the OpenStack services")
+		if _, err := s.openstackScript(ctx, "stop", false); err != nil {
+			return fmt.Errorf("hack/openstack/openstack.sh stop: %w", err)
 		}
-		// Left running for others, whose Neutron must not keep dialling
-		// a central that is about to go.
+	case st.OpenStack.NeutronRepointed:
 		fmt.Fprintln(s.out, "Pointing neutron-server back at the service set's own OVN central")
 		if out, err := s.openstackScript(ctx, "start-neutron", false); err != nil {
 			return fmt.Errorf("hack/openstack/openstack.sh start-neutron: %w\n%s", err, out)
 		}
-		return nil
-	}
-	fmt.Fprintln(s.out, "Stopping the OpenStack services")
-	if _, err := s.openstackScript(ctx, "stop", false); err != nil {
-		return fmt.Errorf("hack/openstack/openstack.sh stop: %w", err)
 	}
 	return nil
 }
