@@ -56,6 +56,9 @@ func (s *Stack) podRunnerArgs(cluster string) []string {
 		// node trusts its cloud's CA.
 		"--pass-env=REQUESTS_CA_BUNDLE",
 	}
+	if cluster != ManagementCluster {
+		args = append(args, "--pass-env="+resourceAuditEnv)
+	}
 	// OVN centrals and chassis run as the Debian programs everywhere.
 	args = append(args, "--run-ovn")
 	if cluster == metadataAgentCluster() && os.Geteuid() == 0 {
@@ -195,6 +198,29 @@ func (s *Stack) podRunnerLog(cluster string) string {
 	return filepath.Join(s.dir, "podrunner-"+cluster+".log")
 }
 
+// resourceAuditEnv sets nova-compute's update_resources_interval through
+// oslo.config's environment source, which wins over the pool's files. The
+// resource audit is what writes a host's failed_builds counter, and at
+// Nova's 60 s a newcomer, or the e2e checks, wait up to a minute for each
+// count; on the devstack it runs every 10 s. The pools' configuration
+// stays as the operator renders it.
+const resourceAuditEnv = "OS_DEFAULT__UPDATE_RESOURCES_INTERVAL"
+
+// devstackResourceAudit is the devstack's resource audit interval, in
+// seconds.
+const devstackResourceAudit = "10"
+
+// podRunnerEnv is what a cluster's pod runner adds to its environment:
+// the Keystone CA for every runner, and on a compute cluster the resource
+// audit interval its nova-compute processes read.
+func podRunnerEnv(cluster, keystoneCA string) []string {
+	env := []string{"REQUESTS_CA_BUNDLE=" + keystoneCA}
+	if cluster != ManagementCluster {
+		env = append(env, resourceAuditEnv+"="+devstackResourceAudit)
+	}
+	return env
+}
+
 // launchPodRunner starts one runner in a session of its own, so it outlives
 // this command.
 func (s *Stack) launchPodRunner(binary, cluster, keystoneCA string) (int, error) {
@@ -204,7 +230,7 @@ func (s *Stack) launchPodRunner(binary, cluster, keystoneCA string) (int, error)
 	}
 	defer logFile.Close()
 	cmd := exec.Command(binary, s.podRunnerArgs(cluster)...)
-	cmd.Env = append(os.Environ(), "REQUESTS_CA_BUNDLE="+keystoneCA)
+	cmd.Env = append(os.Environ(), podRunnerEnv(cluster, keystoneCA)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
