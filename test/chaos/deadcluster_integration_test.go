@@ -54,7 +54,7 @@ const (
 // must report TargetClusterUnavailable within unavailableWithin, and everything
 // must recover each time the apiserver returns.
 func TestIntegrationChaosDeadCluster(t *testing.T) {
-	e := startStack(t)
+	e, takeTenantFilterTests := startStack(t)
 	samples := envInt(t, samplesEnv, defaultSamples)
 	maxRatio := envRatio(t, maxRatioEnv, defaultMaxRatio)
 	// The operator's probe interval is the production default here: the
@@ -62,6 +62,7 @@ func TestIntegrationChaosDeadCluster(t *testing.T) {
 	op := newOperator(t, e)
 	op.start(t)
 	cp := createControlPlane(t, e, "iso"+run, "iso-metadata-"+run)
+	takeTenantFilterTests()
 	for _, c := range e.Compute {
 		newPool(t, e, cp, cp.name+"-"+c.Name, c.Name)
 	}

@@ -48,7 +48,7 @@ const (
 // (snapshot and audit log); and no credential reached the operator's log,
 // events, annotations or status.
 func TestIntegrationChaosKill(t *testing.T) {
-	e := startStack(t)
+	e, takeTenantFilterTests := startStack(t)
 	kills := envInt(t, killsEnv, defaultKills)
 	seed := uint64(envInt(t, seedEnv, int(time.Now().UnixNano()&0x7fffffffffff)))
 	t.Logf("chaos: %d kills, seed %d; replay with %s=%d %s=%d", kills, seed, seedEnv, seed, killsEnv, kills)
@@ -72,6 +72,7 @@ func TestIntegrationChaosKill(t *testing.T) {
 	op.start(t)
 	metadata := fmt.Sprintf("cx-metadata-%s-0-%016x", run, rng.Uint64())
 	cp := createControlPlane(t, e, "cx"+run, metadata)
+	takeTenantFilterTests()
 	f := newFleet(e, cp, metadata, rng)
 	started := time.Now()
 	for _, c := range poolClusters {

@@ -69,9 +69,11 @@ func TestMain(m *testing.M) {
 // database Jobs and the host discovery Job as real nova-manage) and on the
 // pool clusters (their nodes run the pools' nova-compute pods as real
 // processes), and the stand-in Hypervisor CRD on every compute cluster.
-func startStack(t *testing.T) *testenv.Environment {
+// It returns the environment and the call that takes the test's hold of
+// tenant_filter_tests, which the test makes before its first pool.
+func startStack(t *testing.T) (e *testenv.Environment, takeTenantFilterTests func()) {
 	t.Helper()
-	e := testenv.Require(t, env)
+	e = testenv.Require(t, env)
 	openstacktest.Require(t, cloud)
 	stack.Do(func() {
 		ctx := context.Background()
@@ -91,10 +93,10 @@ func startStack(t *testing.T) *testenv.Environment {
 		}
 	})
 	// The pools' Novas reach the set's Nova, whose tenant_filter_tests
-	// one Nova at a time may hold; see HoldTenantFilterTests. Taken before
-	// the test starts its operator, it is released after that stops.
-	cloud.HoldTenantFilterTests(t)
-	return e
+	// one Nova at a time may hold; see ReserveTenantFilterTests. Reserved
+	// before the test starts its operator, it is released after that
+	// stops; the test takes it before its first pool.
+	return e, cloud.ReserveTenantFilterTests(t)
 }
 
 // runnerNodes are a pool cluster's hypervisor nodes: unique host names,

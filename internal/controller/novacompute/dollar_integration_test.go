@@ -104,8 +104,8 @@ func TestIntegrationDollarPasswordReachesNovaCompute(t *testing.T) {
 // databases, so it publishes the contract and runs no control plane.
 func createDollarNova(t *testing.T, m *testenv.Cluster, user, password, busURL string) {
 	t.Helper()
-	// Its pool reaches the set's Nova; see HoldTenantFilterTests.
-	cloud.HoldTenantFilterTests(t)
+	// Its pool reaches the set's Nova; see ReserveTenantFilterTests.
+	take := cloud.ReserveTenantFilterTests(t)
 	ca, err := readFile(cloud.Local().Endpoints[localcloud.RabbitMQCA])
 	if err != nil {
 		t.Fatal(err)
@@ -134,6 +134,7 @@ func createDollarNova(t *testing.T, m *testenv.Cluster, user, password, busURL s
 	if err := m.Client.Create(t.Context(), n); err != nil {
 		t.Fatal(err)
 	}
+	take()
 }
 
 // assertContractEscaped checks, without printing either, that the contract

@@ -78,8 +78,9 @@ func newControlPlane(t *testing.T, e *testenv.Environment) {
 func createControlPlane(t *testing.T, e *testenv.Environment, name, metadataSecret string) []string {
 	t.Helper()
 	// Its pools reach the set's Nova, whose tenant_filter_tests one Nova
-	// at a time may hold; see HoldTenantFilterTests.
-	cloud.HoldTenantFilterTests(t)
+	// at a time may hold; see ReserveTenantFilterTests. The hold is taken
+	// once the ControlPlane is declared, so its Nova comes up meanwhile.
+	take := cloud.ReserveTenantFilterTests(t)
 	local := cloud.Local()
 	busURL, err := local.TransportURL(true)
 	if err != nil {
@@ -136,6 +137,7 @@ func createControlPlane(t *testing.T, e *testenv.Environment, name, metadataSecr
 	if err := m.Client.Create(t.Context(), cp); err != nil {
 		t.Fatal(err)
 	}
+	take()
 	return []string{busURL, novaPassword, dbPassword, metadataSecret}
 }
 

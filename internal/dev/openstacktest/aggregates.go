@@ -33,13 +33,34 @@ var tenantFilterHold struct {
 // the aggregate itself before the release deletes it.
 const leftoverWait = 90 * time.Second
 
-// HoldTenantFilterTests keeps every other test process from running a Nova
-// with live pools on this set until tb ends. A test takes it before it
-// starts an operator or declares a Nova that reaches the set's Keystone, so
-// that its cleanup, which runs last, finds the operator stopped or the
-// test's pools deleted. On release, an aggregate the test's pools left is
-// deleted, so that one failed test does not fail the next one elsewhere.
-func (c *Cloud) HoldTenantFilterTests(tb testing.TB) {
+// ReserveTenantFilterTests keeps every other test process from running a
+// Nova with live pools on this set, from the call of take until tb ends.
+// It registers the release now: a test reserves before it starts an
+// operator, so that the release, which runs last, finds the operator
+// stopped or the test's pools deleted. Only pools reach the aggregate, so
+// the test declares its ControlPlane or Nova first and calls take just
+// before its first pool: the Nova's database Jobs and pods come up while
+// another test still holds the aggregate. On release, an aggregate the
+// test's pools left is deleted, so that one failed test does not fail the
+// next one elsewhere.
+func (c *Cloud) ReserveTenantFilterTests(tb testing.TB) (take func()) {
+	tb.Helper()
+	held := false
+	tb.Cleanup(func() {
+		if held {
+			c.releaseTenantFilterTests(tb)
+		}
+	})
+	return func() {
+		if !held {
+			c.acquireTenantFilterTests(tb)
+			held = true
+		}
+	}
+}
+
+// acquireTenantFilterTests adds one share, locking the file for the first.
+func (c *Cloud) acquireTenantFilterTests(tb testing.TB) {
 	tb.Helper()
 	h := &tenantFilterHold
 	h.mu.Lock()
@@ -60,7 +81,6 @@ func (c *Cloud) HoldTenantFilterTests(tb testing.TB) {
 		h.file = f
 	}
 	h.count++
-	tb.Cleanup(func() { c.releaseTenantFilterTests(tb) })
 }
 
 // releaseTenantFilterTests drops one share; the last one removes a leftover
