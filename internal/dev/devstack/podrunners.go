@@ -52,12 +52,11 @@ func (s *Stack) podRunnerArgs(cluster string) []string {
 		"--kubeconfig=" + s.clusterKubeconfigPath(cluster),
 		"--nodes=" + strings.Join(nodes, ","),
 		"--state-dir=" + filepath.Join(s.dir, "podrunner", cluster),
-		// The pods' processes trust the cloud's Keystone CA the way a
-		// node trusts its cloud's CA.
-		"--pass-env=REQUESTS_CA_BUNDLE",
 	}
-	if cluster != ManagementCluster {
-		args = append(args, "--pass-env="+resourceAuditEnv)
+	// The runner hands its pods' processes what podRunnerEnv gives it.
+	for _, kv := range podRunnerEnv(cluster, "") {
+		name, _, _ := strings.Cut(kv, "=")
+		args = append(args, "--pass-env="+name)
 	}
 	// OVN centrals and chassis run as the Debian programs everywhere.
 	args = append(args, "--run-ovn")
@@ -210,9 +209,10 @@ const resourceAuditEnv = "OS_DEFAULT__UPDATE_RESOURCES_INTERVAL"
 // seconds.
 const devstackResourceAudit = "10"
 
-// podRunnerEnv is what a cluster's pod runner adds to its environment:
-// the Keystone CA for every runner, and on a compute cluster the resource
-// audit interval its nova-compute processes read.
+// podRunnerEnv is what a cluster's pod runner adds to its environment and
+// passes on to its pods' processes: the Keystone CA for every runner, which
+// they trust the way a node trusts its cloud's CA, and on a compute cluster
+// the resource audit interval its nova-compute processes read.
 func podRunnerEnv(cluster, keystoneCA string) []string {
 	env := []string{"REQUESTS_CA_BUNDLE=" + keystoneCA}
 	if cluster != ManagementCluster {
