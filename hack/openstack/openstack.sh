@@ -19,7 +19,8 @@
 #                            addresses and client Secret, say); without flags,
 #                            against the set's own central again. The set's own
 #                            central keeps running either way, and stop forgets
-#                            the choice.
+#                            the choice. A neutron-server that already runs
+#                            against the same databases and files is left alone.
 #   openstack.sh bus-user add NAME
 #                            create bus user NAME with the password on stdin (or
 #                            set its password), with every right on vhost /: a
@@ -768,8 +769,8 @@ finish_ovn() {
 NEUTRON_DIR=$STATE/neutron
 NEUTRON_CONF=$NEUTRON_DIR/neutron.conf
 # start-neutron --nb/--sb/--tls-dir records another central here as
-# NB=, SB= and TLS_DIR= lines. stop removes it, because the central it names
-# may be gone by the next start.
+# NB=, SB=, TLS_DIR= and TLS_SHA256= lines. stop removes it, because the
+# central it names may be gone by the next start.
 NEUTRON_TARGET=$NEUTRON_DIR/ovn-target
 
 # neutron_target sets N_NB, N_SB and N_TLS: the OVN databases and the client
@@ -1451,12 +1452,25 @@ cmd_start_neutron() {
       [[ -r $tls/$a ]] || { err "start-neutron: $tls/$a is missing"; exit 2; }
     done
   fi
-  local started=$SECONDS
+  local started=$SECONDS want=""
   lock_state
   service_pid mariadb >/dev/null && service_pid keystone >/dev/null ||
     { err "run openstack.sh start first"; exit 1; }
+  # The target records the certificate files' digest too: the same paths
+  # with a new certificate need a restart, the same target does not.
   if [[ -n $nb ]]; then
-    printf 'NB=%s\nSB=%s\nTLS_DIR=%s\n' "$nb" "$sb" "$tls" | write_file "$NEUTRON_TARGET"
+    want=$(printf 'NB=%s\nSB=%s\nTLS_DIR=%s\nTLS_SHA256=%s' "$nb" "$sb" "$tls" \
+      "$(cat "$tls/tls.crt" "$tls/tls.key" "$tls/ca.crt" | sha256sum | cut -d' ' -f1)")
+  fi
+  if service_pid neutron-server >/dev/null && [[ $want == "$(cat "$NEUTRON_TARGET" 2>/dev/null)" ]]; then
+    # A restart costs about 15 s and drops Neutron's OVN connections, for
+    # nothing: a second devstack up asks for the central it already uses.
+    neutron_target
+    log "neutron-server already runs against $N_NB"
+    return 0
+  fi
+  if [[ -n $nb ]]; then
+    printf '%s\n' "$want" | write_file "$NEUTRON_TARGET"
   else
     rm -f "$NEUTRON_TARGET"
   fi

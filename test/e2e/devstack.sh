@@ -177,6 +177,7 @@ pods_after="$(operator_pods)"
 grep -q "already running mgmt, compute-a, compute-b" "$state/second-up.log" || fail "a second up did not find the clusters running"
 grep -q "c5c3-clusters/compute-a kept, c5c3-clusters/compute-b kept" "$state/second-up.log" \
   || fail "a second up wrote the registrations again: $(grep -m1 'c5c3-clusters/compute-a' "$state/second-up.log")"
+grep -q "neutron-server already runs against" "$state/second-up.log" || fail "a second up restarted neutron-server"
 pass "a second up changes nothing"
 
 # The sample ControlPlane reads the services' real credentials, its Nova

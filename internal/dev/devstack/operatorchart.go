@@ -50,6 +50,9 @@ const (
 	operatorBinaryAnnotation = "devstack.anvil.c5c3.io/operator-binary-sha256"
 )
 
+// poolResync is the devstack operator's --pool-resync-interval.
+const poolResync = 15 * time.Second
+
 // operatorBinary is where `up` builds the operator.
 func (s *Stack) operatorBinary() string { return filepath.Join(s.dir, "bin", "anvil-operator") }
 
@@ -82,6 +85,11 @@ func chartValues(op *operatorState, binarySHA256 string, keystoneHosts []string)
 		},
 		"nodeSelector":   map[string]string{corev1.LabelHostname: NodeName(ManagementCluster, 1)},
 		"podAnnotations": map[string]string{operatorBinaryAnnotation: binarySHA256},
+		// A settled pool polls Nova for what no watch reports (a failed
+		// build's count, a service's state); the devstack's nova-compute
+		// audits every 10 s, so the pools look every 15 s rather than
+		// every minute, and a newcomer sees a count move within seconds.
+		"extraArgs": []string{"--pool-resync-interval=" + poolResync.String()},
 	}
 	// A standalone Nova, which no ControlPlane owns, may name the local
 	// Keystone only when the operator lists it.

@@ -72,7 +72,7 @@ func TestChartForTheDevstack(t *testing.T) {
 			args := strings.Join(pod.Spec.Containers[0].Args, " ")
 			for _, want := range []string{"--health-probe-bind-address=:40001", "--metrics-bind-address=$(POD_IP):40002", "--webhook-port=40003",
 				"--watch-namespaces=" + testenv.WorkloadNamespace, "--clusters-namespace=" + clustersNamespace, "--allowed-keystone-hosts=127.0.0.1:5000",
-				"--metrics-cert-dir=/etc/anvil/metrics-tls"} {
+				"--metrics-cert-dir=/etc/anvil/metrics-tls", "--pool-resync-interval=15s"} {
 				if !strings.Contains(args, want) {
 					t.Errorf("args %q lack %q", args, want)
 				}
