@@ -152,16 +152,24 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	for _, crd := range crds {
-		if err := c.Create(ctx, crd.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating CRD %s: %w", crd.Name, err)
-		}
-	}
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	// A create is retried until the deadline: an apiserver loaded by a
+	// whole test run once reset the stream of the large HTTPRoute CRD
+	// ("INTERNAL_ERROR; received from peer"), which a second try survives.
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		last = nil
 		for _, crd := range crds {
 			got := &apiextensionsv1.CustomResourceDefinition{}
-			if err := c.Get(ctx, client.ObjectKeyFromObject(crd), got); err != nil {
-				return false, client.IgnoreNotFound(err)
+			err := c.Get(ctx, client.ObjectKeyFromObject(crd), got)
+			if apierrors.IsNotFound(err) {
+				err = c.Create(ctx, crd.DeepCopy())
+				if err == nil || apierrors.IsAlreadyExists(err) {
+					return false, nil
+				}
+			}
+			if err != nil {
+				last = fmt.Errorf("CRD %s: %w", crd.Name, err)
+				return false, nil
 			}
 			if !established(got) {
 				return false, nil
@@ -169,6 +177,10 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
 		}
 		return true, nil
 	})
+	if err != nil && last != nil {
+		return fmt.Errorf("installing the Gateway API CRDs: %w", last)
+	}
+	return err
 }
 
 func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
