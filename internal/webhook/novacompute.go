@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,7 +36,7 @@ import (
 const OffboardingTaintKey = "kvm.cloud.sap/offboarding"
 
 // MaxTraitLength is the longest trait name Placement accepts.
-const MaxTraitLength = 255
+const MaxTraitLength = novav1alpha1.MaxTraitLength
 
 // Messages that are API: clients and end-to-end fixtures match on them.
 const (
@@ -61,9 +60,6 @@ const (
 	msgSectionShape        = "section name must not be empty, contain [ or ], or start or end with whitespace: the rendered file would read it as another section"
 	msgKeyShape            = "key must not be empty or contain whitespace or any of = : [ ] # ;: the rendered file would read it as another option"
 )
-
-// customTrait is Placement's rule for the traits an operator may define.
-var customTrait = regexp.MustCompile(`^CUSTOM_[A-Z0-9_]+$`)
 
 // NovaComputeValidator checks a NovaCompute beyond its schema. Several of
 // its rules repeat a schema rule, so that the pure function below is the
@@ -339,10 +335,10 @@ func validateTraits(p *field.Path, traits []string) field.ErrorList {
 	for i, t := range traits {
 		ip := p.Index(i)
 		switch {
-		case !customTrait.MatchString(t):
-			errs = append(errs, field.Invalid(ip, t, msgCustomTrait))
 		case len(t) > MaxTraitLength:
 			errs = append(errs, field.TooLong(ip, "", MaxTraitLength))
+		case !novav1alpha1.IsCustomTrait(t):
+			errs = append(errs, field.Invalid(ip, t, msgCustomTrait))
 		}
 		if seen[t] {
 			errs = append(errs, field.Duplicate(ip, t))

@@ -151,6 +151,10 @@ const (
 	NoTraitsReason = "NoTraits"
 	// TraitsErrorReason: creating a trait or writing a Hypervisor failed.
 	TraitsErrorReason = "TraitsError"
+	// InvalidTraitsReason: the pool names a trait that is not a custom
+	// trait (it got past admission); no trait is created or written
+	// until the spec is fixed.
+	InvalidTraitsReason = "InvalidTraits"
 )
 
 // Reasons of ExtraConfigHealthy.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,6 +28,15 @@ func (r *Reconciler) reconcileTraits(ctx context.Context, p *pass) (flow.Outcome
 	all := AllTraits(pool)
 	if len(all) == 0 || p.deleting {
 		setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionTrue, novav1alpha1.NoTraitsReason, "the pool declares no custom traits")
+		return flow.Continue, nil
+	}
+	if bad := InvalidTraitPaths(pool); len(bad) > 0 {
+		// The paths, not the values: a value that is no trait may be
+		// anything the user pasted. The other steps keep running, and the
+		// spec change that fixes it brings the next pass.
+		setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.InvalidTraitsReason,
+			strings.Join(bad, ", ")+": not a custom trait (CUSTOM_ followed by upper-case letters, digits and underscores, "+
+				"at most "+strconv.Itoa(novav1alpha1.MaxTraitLength)+" characters); no trait is created or written until the spec is fixed")
 		return flow.Continue, nil
 	}
 	cloud, err := p.openCloud(ctx)

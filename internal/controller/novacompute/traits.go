@@ -1,6 +1,7 @@
 package novacompute
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -34,6 +35,28 @@ func AllTraits(pool *novav1alpha1.NovaCompute) []string {
 		addAll(set, h.Traits)
 	}
 	return slices.Sorted(maps.Keys(set))
+}
+
+// InvalidTraitPaths lists the spec fields that name a trait which is not a
+// custom trait, in spec order. Admission refuses them; the controller asks
+// again, because a pool that bypassed admission would otherwise hand a
+// standard trait (a CPU flag, say) to the hypervisor operator, which sets
+// it on the node's resource provider and steers the scheduler.
+func InvalidTraitPaths(pool *novav1alpha1.NovaCompute) []string {
+	var out []string
+	for i, t := range pool.Spec.Traits {
+		if !novav1alpha1.IsCustomTrait(t) {
+			out = append(out, fmt.Sprintf("spec.traits[%d]", i))
+		}
+	}
+	for i, h := range pool.Spec.HostTraits {
+		for j, t := range h.Traits {
+			if !novav1alpha1.IsCustomTrait(t) {
+				out = append(out, fmt.Sprintf("spec.hostTraits[%d].traits[%d]", i, j))
+			}
+		}
+	}
+	return out
 }
 
 func addAll(set map[string]bool, items []string) {

@@ -1,10 +1,15 @@
 package novacompute
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/openstack"
 )
 
 // trPool is a pool with traits and hostTraits entries.
@@ -114,5 +119,58 @@ func TestContainsAll(t *testing.T) {
 				t.Errorf("containsAll(%v, %v) = %v, want %v", tt.have, tt.want, got, tt.ok)
 			}
 		})
+	}
+}
+
+func TestInvalidTraitPaths(t *testing.T) {
+	long := "CUSTOM_" + strings.Repeat("A", novav1alpha1.MaxTraitLength-len("CUSTOM_"))
+	tests := []struct {
+		name string
+		pool *novav1alpha1.NovaCompute
+		want []string
+	}{
+		{name: "no traits", pool: trPool(nil)},
+		{name: "custom traits of every shape Placement takes",
+			pool: trPool([]string{"CUSTOM_A", "CUSTOM_POOL_1", long}, hostTraits("n1", "", "CUSTOM_GPU_2"))},
+		{name: "a standard trait in the pool's list",
+			pool: trPool([]string{"CUSTOM_A", "HW_CPU_X86_AVX2"}), want: []string{"spec.traits[1]"}},
+		{name: "lower case, the bare prefix, a space and the empty string",
+			pool: trPool([]string{"custom_a", "CUSTOM_", "CUSTOM_A B", ""}),
+			want: []string{"spec.traits[0]", "spec.traits[1]", "spec.traits[2]", "spec.traits[3]"}},
+		{name: "one character past Placement's limit",
+			pool: trPool([]string{long + "A"}), want: []string{"spec.traits[0]"}},
+		{name: "a standard trait in a node's entry",
+			pool: trPool([]string{"CUSTOM_A"}, hostTraits("n1", "", "CUSTOM_B"), hostTraits("n2", novav1alpha1.TraitsModeReplace, "CUSTOM_C", "COMPUTE_STATUS_DISABLED")),
+			want: []string{"spec.hostTraits[1].traits[1]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := InvalidTraitPaths(tt.pool); !slices.Equal(got, tt.want) {
+				t.Errorf("InvalidTraitPaths = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// A pool that got past admission with a standard trait writes nothing: the
+// step reports the field on TraitsReady, without the value, before it
+// opens the cloud or touches a Hypervisor.
+func TestReconcileTraitsRefusesAStandardTrait(t *testing.T) {
+	r := &Reconciler{Cloud: func(context.Context, openstack.Credentials) (Cloud, error) {
+		t.Fatal("the step opened the cloud for a pool with an invalid trait")
+		return nil, nil
+	}}
+	pool := trPool([]string{"CUSTOM_A"}, hostTraits("n1", "", "HW_CPU_X86_AVX2"))
+	p := &pass{r: r, pool: pool}
+	out, err := r.reconcileTraits(t.Context(), p)
+	if err != nil || out.RequeueAfter != 0 {
+		t.Fatalf("reconcileTraits = %+v, %v; want the pass to go on with no requeue of its own", out, err)
+	}
+	c := findCondition(pool, novav1alpha1.TraitsReadyCondition)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != novav1alpha1.InvalidTraitsReason {
+		t.Fatalf("TraitsReady = %+v, want False/%s", c, novav1alpha1.InvalidTraitsReason)
+	}
+	if !strings.Contains(c.Message, "spec.hostTraits[0].traits[0]") || strings.Contains(c.Message, "HW_CPU") {
+		t.Errorf("message %q should name the field and not echo the value", c.Message)
 	}
 }
