@@ -152,9 +152,10 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	// A create is retried until the deadline: an apiserver loaded by a
-	// whole test run once reset the stream of the large HTTPRoute CRD
-	// ("INTERNAL_ERROR; received from peer"), which a second try survives.
+	// A create is retried until the deadline. The test apiservers end a
+	// request after 5 s (see testenv); under a whole test run's load the
+	// large HTTPRoute CRD's create once ran past that, and the apiserver
+	// reset its stream ("INTERNAL_ERROR; received from peer").
 	var last error
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		last = nil
