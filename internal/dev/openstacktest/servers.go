@@ -3,6 +3,7 @@ package openstacktest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -78,12 +79,26 @@ func (c *Cloud) BootServer(tb testing.TB, name, host string) string {
 			time.Sleep(500 * time.Millisecond)
 		}
 	})
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	// A deadline, not a measurement. In a fresh `make test` on two cores
+	// a build waited more than two minutes: its host's nova-compute had
+	// just been restarted by a rollout and started slowly while the other
+	// packages compiled.
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	if err := servers.WaitForStatus(wctx, cc, srv.ID, "ACTIVE"); err != nil {
-		tb.Fatalf("server %s on %s did not become ACTIVE: %v", name, host, statusOnly(err))
+		tb.Fatalf("server %s on %s did not become ACTIVE: %v (%s)", name, host, statusOnly(err), serverState(ctx, cc, srv.ID))
 	}
 	return srv.ID
+}
+
+// serverState describes where a server's build stands: status, task and
+// VM state, and the host Nova placed it on; fields that hold no secret.
+func serverState(ctx context.Context, cc *gophercloud.ServiceClient, id string) string {
+	srv, err := servers.Get(ctx, cc, id).Extract()
+	if err != nil {
+		return fmt.Sprintf("reading the server: %v", statusOnly(err))
+	}
+	return fmt.Sprintf("status %s, task state %q, VM state %q, host %q", srv.Status, srv.TaskState, srv.VmState, srv.Host)
 }
 
 // statusOnly keeps only the status of an HTTP error, since gophercloud's
