@@ -163,6 +163,14 @@ phases+=("$(printf '%-34s %5d s' "  packages, services (beside tools)" "$(cat "$
 
 phase verify "${make[@]}" verify
 phase "unit and integration" stamped "${make[@]}" test-go
+# Every test binary ends what its clusters and pod runners started; a
+# process still running from a test's scratch directory would hold ports
+# and database connections the e2e devstack needs.
+if leftovers="$(pgrep -fa -- "${TMPDIR:-/tmp}/anvil-")"; then
+  echo "make test: processes of the tests outlived them:" >&2
+  echo "$leftovers" >&2
+  exit 1
+fi
 echo "make test: waiting for the linter's build"
 wait_lint "$logs/lint-build.log"
 phases+=("$(cat "$logs/lint-build-line")")

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/anvil/anvil/internal/dev/procgroup"
 )
 
 // process is one run of a container's program.
@@ -86,6 +88,8 @@ func startProcess(c Command, env []string, dir, logPath string) (*process, error
 		return nil, err
 	}
 	p := &process{cmd: cmd, pid: cmd.Process.Pid, started: time.Now(), done: make(chan struct{})}
+	// The test binary kills the group when it exits, if the runner has not.
+	procgroup.Add(p.pid)
 	go func() {
 		err := cmd.Wait()
 		_ = closeLogs()
@@ -93,6 +97,7 @@ func startProcess(c Command, env []string, dir, logPath string) (*process, error
 		// Whatever the program left behind in its group goes with it, as
 		// the rest of a container goes when its main process ends.
 		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+		procgroup.Done(p.pid)
 		close(p.done)
 	}()
 	return p, nil

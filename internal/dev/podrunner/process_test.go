@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/anvil/anvil/internal/dev/procgroup"
 )
 
 func TestProcessExitCodes(t *testing.T) {
@@ -79,17 +81,7 @@ func TestProcessStopKillsTheGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var child int
-	deadline := time.Now().Add(10 * time.Second)
-	for child == 0 && time.Now().Before(deadline) {
-		if data, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(data), "\n") {
-			child, _ = strconv.Atoi(strings.TrimSpace(string(data)))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if child == 0 {
-		t.Fatal("the child did not start")
-	}
+	child := waitPID(t, pidFile)
 	start := time.Now()
 	p.stop(300 * time.Millisecond)
 	if time.Since(start) < 300*time.Millisecond {
@@ -101,6 +93,46 @@ func TestProcessStopKillsTheGroup(t *testing.T) {
 	if !gone(child, 5*time.Second) {
 		t.Errorf("child %d survived the stop", child)
 	}
+}
+
+func TestKillAllEndsWhatAProgramForked(t *testing.T) {
+	dir := t.TempDir()
+	// The program forks a worker that ignores TERM, as a service's workers
+	// may, and keeps running itself: nothing but KillAll ends either.
+	pidFile := filepath.Join(dir, "worker.pid")
+	script := `sh -c 'trap "" TERM; echo $$ > ` + pidFile + `; while :; do sleep 0.1; done' & wait`
+	p, err := startProcess(Command{Path: "/bin/sh", Args: []string{"-c", script}}, nil, dir, filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker := waitPID(t, pidFile)
+	procgroup.KillAll()
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the program survived KillAll")
+	}
+	if !gone(worker, 5*time.Second) {
+		t.Errorf("worker %d survived KillAll", worker)
+	}
+	if procgroup.Live(p.pid) {
+		t.Error("an ended program's group is still registered")
+	}
+}
+
+// waitPID reads the PID a test program writes into path.
+func waitPID(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if data, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(data), "\n") {
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+			return pid
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the program did not write its PID")
+	return 0
 }
 
 // gone waits until pid no longer runs.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/anvil/anvil/internal/dev/procgroup"
 )
 
 // Run is the body of an integration package's TestMain: it starts one
@@ -26,7 +28,9 @@ func Run(m *testing.M, opts Options, env **Environment) int {
 	// their own managers' loggers, not this one.
 	ctrllog.SetLogger(logr.Discard())
 	if testing.Short() {
-		return m.Run()
+		code := m.Run()
+		procgroup.KillAll()
+		return code
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	e, err := Start(ctx, opts)
@@ -37,6 +41,9 @@ func Run(m *testing.M, opts Options, env **Environment) int {
 	}
 	*env = e
 	code := m.Run()
+	// Whatever a pod runner of this package still runs ends before the
+	// clusters do, the workers its services forked included.
+	procgroup.KillAll()
 	if err := e.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "testenv: stopping: %v\n", err)
 		if code == 0 {
