@@ -110,6 +110,7 @@ type Reconciler struct {
 	CellDB CellDBFactory
 
 	onboarding onboardingTracker
+	traits     traitWrites
 }
 
 // +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novacomputes,verbs=get;list;watch;patch

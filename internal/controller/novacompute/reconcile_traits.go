@@ -84,6 +84,7 @@ func (r *Reconciler) reconcileTraits(ctx context.Context, p *pass) (flow.Outcome
 				return flow.Continue, flow.Wait(novav1alpha1.TraitsReadyCondition, novav1alpha1.TraitsErrorReason, nodeWaitRequeue,
 					"writing the custom traits of Hypervisor %s failed: %s", e.Name, apierrors.ReasonForError(err))
 			}
+			r.traits.wrote(pool.UID, r.now())
 		}
 		if !containsAll(hv.Status.Traits, want) {
 			waiting = append(waiting, e.Name)
@@ -98,7 +99,7 @@ func (r *Reconciler) reconcileTraits(ctx context.Context, p *pass) (flow.Outcome
 	case len(waiting) > 0:
 		setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForHypervisorOperatorReason,
 			"the hypervisor operator has not applied the traits of: "+strings.Join(waiting, ", "))
-		return flow.Requeue(nodeWaitRequeue), nil
+		return flow.Requeue(TraitsWaitRequeue(r.traits.at(pool.UID), r.now())), nil
 	}
 	setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionTrue, novav1alpha1.TraitsAppliedReason,
 		fmt.Sprintf("every node carries its custom traits (%s)", strings.Join(all, ", ")))

@@ -11,6 +11,7 @@ package procgroup
 import (
 	"sync"
 	"syscall"
+	"time"
 )
 
 var groups = struct {
@@ -41,11 +42,25 @@ func Live(pgid int) bool {
 	return ok
 }
 
-// KillAll sends SIGKILL to every recorded process group.
+// KillAll sends SIGKILL to every recorded process group and waits, up to
+// ten seconds, until no member of any is left, so that a caller may remove
+// the directories they wrote into.
 func KillAll() {
 	groups.Lock()
-	defer groups.Unlock()
+	pgids := make([]int, 0, len(groups.live))
 	for pgid := range groups.live {
+		pgids = append(pgids, pgid)
+	}
+	groups.Unlock()
+	for _, pgid := range pgids {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pgid := range pgids {
+		// A group is gone when no process, not even a zombie its starter
+		// has yet to collect, carries its ID.
+		for syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }
