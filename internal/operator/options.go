@@ -93,8 +93,12 @@ type Options struct {
 	// WatchNamespaces are the management namespaces the operator manages;
 	// its cache lists and watches namespaced objects only there (Secrets
 	// also in ClustersNamespace), so it needs, and holds, nothing of any
-	// other namespace. Empty means every namespace.
+	// other namespace. One of it and AllNamespaces must be set.
 	WatchNamespaces []string
+	// AllNamespaces makes the operator manage, and cache the Secrets of,
+	// every namespace (--watch-namespaces='*'). It has to be asked for:
+	// an operator that reads every Secret of the cluster is not a default.
+	AllNamespaces bool
 	// AllowedKeystoneHosts are the Keystone hosts a Nova may name besides
 	// its owning ControlPlane's; see keystonehosts.go.
 	AllowedKeystoneHosts []string
@@ -126,9 +130,12 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.PoolResync, "pool-resync-interval", novacompute.DefaultResync,
 		"How often a settled NovaCompute pool polls Nova, which cannot be watched.")
 	fs.Func("watch-namespaces",
-		"Comma-separated management namespaces the operator manages; its cache holds namespaced objects only there, and Secrets also in --clusters-namespace (default: every namespace).",
+		"Comma-separated management namespaces the operator manages (required); its cache holds namespaced objects only there, and Secrets also in --clusters-namespace. '*' manages every namespace and caches every Secret of the cluster.",
 		func(v string) error {
-			o.WatchNamespaces = splitList(v)
+			o.WatchNamespaces, o.AllNamespaces = splitList(v), false
+			if len(o.WatchNamespaces) == 1 && o.WatchNamespaces[0] == AllNamespacesValue {
+				o.WatchNamespaces, o.AllNamespaces = nil, true
+			}
 			return nil
 		})
 	fs.Func("allowed-image-repositories",
@@ -172,11 +179,7 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--leader-election-namespace %q is not a valid namespace name: %s", o.LeaderElectionNamespace, msgs[0]))
 		}
 	}
-	for _, ns := range o.WatchNamespaces {
-		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("--watch-namespaces: %q is not a valid namespace name: %s", ns, msgs[0]))
-		}
-	}
+	errs = append(errs, o.validateWatchNamespaces())
 	if o.ClusterProbeInterval < 0 {
 		errs = append(errs, errors.New("--cluster-probe-interval must not be negative"))
 	}
@@ -187,6 +190,37 @@ func (o *Options) Validate() error {
 		errs = append(errs, errors.New("--health-probe-bind-address must not be empty"))
 	}
 	errs = append(errs, o.validateKeystoneHosts(), o.validateWebhookCerts())
+	return errors.Join(errs...)
+}
+
+// AllNamespacesValue is the --watch-namespaces value that manages every
+// namespace.
+const AllNamespacesValue = "*"
+
+// validateWatchNamespaces requires the namespaces to be named, or every
+// namespace to be asked for alone: left out, the flag used to mean every
+// namespace, and with it a cache of every Secret of the cluster.
+func (o *Options) validateWatchNamespaces() error {
+	if o.AllNamespaces {
+		if len(o.WatchNamespaces) > 0 {
+			return errors.New("--watch-namespaces: '*' stands alone; it cannot be combined with namespace names")
+		}
+		return nil
+	}
+	if len(o.WatchNamespaces) == 0 {
+		return errors.New("--watch-namespaces is required: name the management namespaces the operator manages, " +
+			"or pass '*' to manage every namespace, which caches every Secret of the cluster")
+	}
+	var errs []error
+	for _, ns := range o.WatchNamespaces {
+		if ns == AllNamespacesValue {
+			errs = append(errs, errors.New("--watch-namespaces: '*' stands alone; it cannot be combined with namespace names"))
+			continue
+		}
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--watch-namespaces: %q is not a valid namespace name: %s", ns, msgs[0]))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -212,10 +246,9 @@ func (o *Options) ManagerOptions() ctrl.Options {
 // cacheOptions limits the cache to the watched namespaces, so that the
 // operator neither needs nor holds objects of namespaces it does not
 // manage; Secrets are also cached in the clusters namespace, where the
-// registrations live. Without watched namespaces it caches every
-// namespace.
+// registrations live. Only AllNamespaces caches every namespace.
 func (o *Options) cacheOptions() cache.Options {
-	if len(o.WatchNamespaces) == 0 {
+	if o.AllNamespaces {
 		return cache.Options{}
 	}
 	all := map[string]cache.Config{}

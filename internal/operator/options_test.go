@@ -39,7 +39,7 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	valid := Options{HealthProbeBindAddress: ":8081", ClustersNamespace: "c5c3-clusters"}
+	valid := Options{HealthProbeBindAddress: ":8081", ClustersNamespace: "c5c3-clusters", WatchNamespaces: []string{"openstack"}}
 	tests := []struct {
 		name    string
 		mutate  func(*Options)
@@ -52,6 +52,10 @@ func TestValidate(t *testing.T) {
 		{name: "no probe address", mutate: func(o *Options) { o.HealthProbeBindAddress = "" }, wantErr: "--health-probe-bind-address"},
 		{name: "watched namespaces", mutate: func(o *Options) { o.WatchNamespaces = []string{"openstack", "ovn"} }},
 		{name: "bad watched namespace", mutate: func(o *Options) { o.WatchNamespaces = []string{"openstack", "Bad"} }, wantErr: "--watch-namespaces"},
+		{name: "no watched namespaces", mutate: func(o *Options) { o.WatchNamespaces = nil }, wantErr: "--watch-namespaces is required"},
+		{name: "every namespace, asked for", mutate: func(o *Options) { o.WatchNamespaces, o.AllNamespaces = nil, true }},
+		{name: "every namespace beside names", mutate: func(o *Options) { o.AllNamespaces = true }, wantErr: "'*' stands alone"},
+		{name: "a star among names", mutate: func(o *Options) { o.WatchNamespaces = []string{"openstack", "*"} }, wantErr: "'*' stands alone"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,10 +95,46 @@ func TestSchemeKnowsEveryKind(t *testing.T) {
 	}
 }
 
+func TestWatchNamespacesFlag(t *testing.T) {
+	tests := []struct {
+		value   string
+		want    []string
+		all     bool
+		wantErr string
+	}{
+		{value: "openstack", want: []string{"openstack"}},
+		{value: " openstack, ovn ,", want: []string{"openstack", "ovn"}},
+		{value: "*", all: true},
+		{value: " * ", all: true},
+		{value: "", wantErr: "--watch-namespaces is required"},
+		{value: "openstack,*", want: []string{"openstack", "*"}, wantErr: "'*' stands alone"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			o := Options{HealthProbeBindAddress: ":8081"}
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			o.BindFlags(fs)
+			if err := fs.Parse([]string{"--watch-namespaces=" + tt.value}); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(o.WatchNamespaces, tt.want) || o.AllNamespaces != tt.all {
+				t.Errorf("namespaces %q, every namespace %v; want %q, %v", o.WatchNamespaces, o.AllNamespaces, tt.want, tt.all)
+			}
+			err := o.Validate()
+			if tt.wantErr == "" && err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("error %v does not say %s", err, tt.wantErr)
+			}
+		})
+	}
+}
+
 func TestCacheOptions(t *testing.T) {
-	o := Options{ClustersNamespace: "c5c3-clusters"}
+	o := Options{ClustersNamespace: "c5c3-clusters", AllNamespaces: true}
 	if c := o.cacheOptions(); c.DefaultNamespaces != nil || c.ByObject != nil {
-		t.Errorf("without --watch-namespaces the cache is limited: %+v", c)
+		t.Errorf("with --watch-namespaces='*' the cache is limited: %+v", c)
 	}
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	o.BindFlags(fs)
@@ -125,7 +165,7 @@ func TestWebhookCertFlags(t *testing.T) {
 		o := &Options{}
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		o.BindFlags(fs)
-		if err := fs.Parse(args); err != nil {
+		if err := fs.Parse(append([]string{"--watch-namespaces=openstack"}, args...)); err != nil {
 			t.Fatal(err)
 		}
 		return o, o.Validate()

@@ -130,6 +130,8 @@ func newOperator(t *testing.T, e *testenv.Environment, extra ...string) *operato
 		"--metrics-bind-address=0",
 		"--health-probe-bind-address=" + op.health,
 		"--clusters-namespace=" + e.ClustersNamespace,
+		// The namespace the chaos suite works in, as the chart names its own.
+		"--watch-namespaces=" + ns,
 		"--enable-webhooks=true",
 		"--webhook-cert-dir=" + wh.CertDir,
 		"--webhook-port=" + strconv.Itoa(wh.Port),

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/anvil/anvil/internal/dev/netutil"
+	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/keystonepolicy"
 )
 
@@ -252,6 +253,7 @@ func (s *Stack) operatorProcessArgs(op *operatorState, keystoneHosts []string) [
 		"--metrics-bind-address=" + op.MetricsAddr,
 		"--health-probe-bind-address=" + op.HealthAddr,
 		"--clusters-namespace=" + clustersNamespace,
+		"--watch-namespaces=" + testenv.WorkloadNamespace,
 		// The certificate in the cert dir is signed by the devstack CA,
 		// which installWebhooks hands the apiserver as the caBundle. The
 		// server binds every interface; the apiserver dials loopback.

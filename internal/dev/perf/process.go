@@ -83,6 +83,7 @@ func StartOperatorProcess(ctx context.Context, env *testenv.Environment, binary,
 		"--metrics-bind-address="+op.metrics, "--metrics-secure=false",
 		"--health-probe-bind-address="+op.health,
 		"--clusters-namespace="+env.ClustersNamespace,
+		"--watch-namespaces="+Namespace,
 		"--enable-webhooks=true", "--webhook-cert-dir="+wh.CertDir, "--webhook-port="+strconv.Itoa(wh.Port),
 		"--allowed-keystone-hosts="+strings.Join(fixtureKeystoneHosts, ","),
 	)
