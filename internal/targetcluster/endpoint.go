@@ -6,18 +6,34 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// AcceptEndpointAnnotation is the annotation that, on a registration
-// Secret, acknowledges a change of the cluster's server or certificate
-// authority. Its value must be the
+// AcceptEndpointAnnotationPrefix begins, followed by a cluster's name, the
+// annotation of the clusters Namespace that acknowledges a change of the
+// cluster's server or certificate authority. Its value must be the
 // EndpointFingerprint of the new server and CA, so an acknowledgement left
-// on the Secret approves that one endpoint and never a later change.
-const AcceptEndpointAnnotation = "anvil.c5c3.io/accept-endpoint"
+// in place approves that one endpoint and never a later change. It lives
+// on the Namespace, not on the registration Secret: the Namespace is
+// cluster scoped, so an acknowledgement takes a cluster administrator,
+// not merely someone who may edit the Secret it vouches for.
+const AcceptEndpointAnnotationPrefix = "accept.endpoint.anvil.c5c3.io/"
+
+// AcceptEndpointAnnotation is the annotation that acknowledges a change of
+// cluster's endpoint.
+func AcceptEndpointAnnotation(cluster string) string {
+	return AcceptEndpointAnnotationPrefix + annotationName(cluster)
+}
+
+// DefaultAcknowledgementPoll is how often a refused registration reads
+// the Namespace again: an acknowledgement changes the Namespace, not the
+// Secret the registry watches, and a cache of Namespaces would watch them
+// all.
+const DefaultAcknowledgementPoll = 15 * time.Second
 
 // RefusedEndpointChanged means the server or CA of an engaged registration
 // changed without an AcceptEndpointAnnotation that matches the new one, so
@@ -93,22 +109,33 @@ func DecideEndpoint(pinned, next, acknowledged string) EndpointDecision {
 // It names the annotation and never the server, the CA or either
 // fingerprint: whoever acknowledges must compute it from a server and CA
 // they have checked, which is the check the annotation exists for.
-func endpointChangeRefusal() error {
+func endpointChangeRefusal(namespace, cluster string) error {
 	return refuse(RefusedEndpointChanged,
 		"the server or certificate authority differs from the one Anvil is engaged with; "+
-			"to accept the change, set annotation %s to the fingerprint of the new server and CA", AcceptEndpointAnnotation)
+			"to accept the change, a cluster administrator sets annotation %s on Namespace %s to the fingerprint of the new server and CA",
+		AcceptEndpointAnnotation(cluster), namespace)
 }
 
-// endpointGate decides whether reg may engage under name, given pinned,
-// the stored fingerprint ("" for none), and, when it may not, reports the
+// endpointGate decides whether reg may engage under name, given what the
+// clusters Namespace records of it, and, when it may not, reports the
 // refusal: a metric, a log line, a Warning Event on the Secret and the
 // reason Resolve gives. It returns the decision.
-func (r *Registry) endpointGate(log logr.Logger, secret *corev1.Secret, name string, reg *Registration, pinned string) EndpointDecision {
-	d := DecideEndpoint(pinned, reg.Endpoint, reg.AcceptedEndpoint)
-	if d != EndpointChangeRefused {
+func (r *Registry) endpointGate(log logr.Logger, secret *corev1.Secret, name string, reg *Registration, rec endpointRecord) EndpointDecision {
+	d := DecideEndpoint(rec.pinned, reg.Endpoint, rec.accepted)
+	r.mu.Lock()
+	reported := r.refused[name] == reg.Hash
+	if d == EndpointChangeRefused {
+		r.refused[name] = reg.Hash
+	} else {
+		delete(r.refused, name)
+	}
+	r.mu.Unlock()
+	if d != EndpointChangeRefused || reported {
+		// A refusal already reported stays as it was while the registry
+		// polls for an acknowledgement: no second event or log line.
 		return d
 	}
-	err := endpointChangeRefusal()
+	err := endpointChangeRefusal(secret.Namespace, name)
 	refusalsTotal.WithLabelValues(string(RefusedEndpointChanged)).Inc()
 	log.Info("refusing a changed server or certificate authority", "reason", string(RefusedEndpointChanged))
 	r.recorder.Eventf(secret, nil, corev1.EventTypeWarning, ReasonEndpointChangeRefused, "Register",
@@ -124,18 +151,18 @@ func (r *Registry) endpointGate(log logr.Logger, secret *corev1.Secret, name str
 // stored pin and, unless the change is refused, engages the cluster, pins
 // the endpoint and only then makes the cluster resolvable.
 func (r *Registry) engageRegistration(ctx context.Context, log logr.Logger, secret *corev1.Secret, name string, reg *Registration) (ctrl.Result, error) {
-	pinned, err := r.pins.get(ctx, name)
+	rec, err := r.pins.get(ctx, name)
 	if err != nil {
 		// Without the pin there is no decision: engaging could trust an
 		// endpoint that was changed while the operator was down.
 		r.setPending(name, "its endpoint pin cannot be read ("+err.Error()+")")
 		return ctrl.Result{}, err
 	}
-	decision := r.endpointGate(log, secret, name, reg, pinned)
+	decision := r.endpointGate(log, secret, name, reg, rec)
 	if decision == EndpointChangeRefused {
-		// Only an edit of the Secret (the annotation, or the old endpoint
-		// back) can change the decision, and that triggers a new pass.
-		return ctrl.Result{}, nil
+		// The old endpoint back in the Secret triggers a new pass; an
+		// acknowledgement on the Namespace is found by polling.
+		return ctrl.Result{RequeueAfter: r.opts.AcknowledgementPoll}, nil
 	}
 
 	log.Info("building the cluster from its registration Secret", "namespaces", strings.Join(reg.Namespaces, ","))
@@ -156,7 +183,7 @@ func (r *Registry) engageRegistration(ctx context.Context, log logr.Logger, secr
 			r.setPending(name, "its endpoint cannot be pinned ("+err.Error()+")")
 			return ctrl.Result{}, fmt.Errorf("pinning the endpoint of cluster %s: %w", name, err)
 		}
-		log.Info("pinned the cluster's server and certificate authority", "configMap", EndpointPinsConfigMap)
+		log.Info("pinned the cluster's server and certificate authority", "annotation", PinAnnotation(name))
 	}
 	r.swap(e)
 	engagementsTotal.Inc()
@@ -164,9 +191,10 @@ func (r *Registry) engageRegistration(ctx context.Context, log logr.Logger, secr
 	r.recorder.Eventf(secret, nil, corev1.EventTypeNormal, ReasonClusterEngaged, "Register", "Anvil reaches cluster %s through this registration", name)
 	if decision == EndpointChangeAccepted {
 		endpointChangesTotal.Inc()
-		log.Info("the cluster's server or certificate authority changed, as acknowledged by the annotation", "annotation", AcceptEndpointAnnotation)
+		log.Info("the cluster's server or certificate authority changed, as acknowledged by the annotation", "annotation", AcceptEndpointAnnotation(name))
 		r.recorder.Eventf(secret, nil, corev1.EventTypeWarning, ReasonEndpointChanged, "Register",
-			"Anvil now writes to cluster %s at a new server or certificate authority, as acknowledged by annotation %s", name, AcceptEndpointAnnotation)
+			"Anvil now writes to cluster %s at a new server or certificate authority, as acknowledged by annotation %s on Namespace %s",
+			name, AcceptEndpointAnnotation(name), secret.Namespace)
 	}
 	r.notify(name)
 	return ctrl.Result{}, nil

@@ -2,11 +2,13 @@ package targetcluster_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
@@ -19,9 +21,10 @@ import (
 )
 
 // An engaged registration whose server and CA change is refused until the
-// Secret carries the new endpoint's fingerprint; a token rotation needs no
-// acknowledgement; an acknowledgement left on the Secret does not approve
-// a later change; nothing says where the endpoint is.
+// clusters Namespace carries the new endpoint's fingerprint (on the Secret
+// it approves nothing); a token rotation needs no acknowledgement; an
+// acknowledgement left in place does not approve a later change; nothing
+// says where the endpoint is.
 func TestIntegrationEndpointChangeNeedsTheAcknowledgement(t *testing.T) {
 	startOperator(t)
 	ctx, name := context.Background(), pinnedName
@@ -53,7 +56,7 @@ func TestIntegrationEndpointChangeNeedsTheAcknowledgement(t *testing.T) {
 	// at once.
 	owner := newOwner(t, "pinned-owner", name)
 	cond := waitReady(t, owner.Name, anvilmeta.TargetClusterUnavailableReason, 30*time.Second)
-	if !strings.Contains(cond.Message, string(targetcluster.RefusedEndpointChanged)) || !strings.Contains(cond.Message, targetcluster.AcceptEndpointAnnotation) ||
+	if !strings.Contains(cond.Message, string(targetcluster.RefusedEndpointChanged)) || !strings.Contains(cond.Message, targetcluster.AcceptEndpointAnnotation(name)) ||
 		strings.Contains(cond.Message, "https://") {
 		t.Errorf("the owner's condition %q must name the refusal and the annotation, and no server", cond.Message)
 	}
@@ -62,15 +65,14 @@ func TestIntegrationEndpointChangeNeedsTheAcknowledgement(t *testing.T) {
 	}
 	waitGone(t, env.Management.Client, owner, 30*time.Second)
 	// An acknowledgement of another endpoint (here the old one) changes
-	// nothing.
+	// nothing; nor does the right one on the Secret, where whoever may
+	// edit the registration could write it. Each is given longer than the
+	// registry's poll for acknowledgements.
 	updateRegistration(ctx, t, onB, fingerprint(t, onA))
-	time.Sleep(2 * time.Second)
-	if _, err := op.registry.Resolve(name); !strings.Contains(fmtErr(err), string(targetcluster.RefusedEndpointChanged)) {
-		t.Errorf("with the old endpoint's fingerprint, Resolve = %v", err)
-	}
-	if got := engagements(t); got != count {
-		t.Fatalf("an unacknowledged endpoint was engaged (%v engagements, want %v)", got, count)
-	}
+	assertStillRefused(t, name, count, "with the old endpoint's fingerprint")
+	updateRegistration(ctx, t, onB, "")
+	annotateSecret(ctx, t, name, "anvil.c5c3.io/accept-endpoint", fingerprint(t, onB))
+	assertStillRefused(t, name, count, "with the fingerprint on the Secret")
 
 	// The new endpoint's fingerprint: engaged on compute-b, with a Warning.
 	updateRegistration(ctx, t, onB, fingerprint(t, onB))
@@ -163,24 +165,64 @@ func fmtErr(err error) string {
 // clusters.
 const pinnedName = "pinned"
 
-// updateRegistration writes the kubeconfig and the acknowledgement ("" for
-// none) onto the test's registration Secret.
+// updateRegistration writes the acknowledgement ("" for none) onto the
+// clusters Namespace, as a cluster administrator would, and then the
+// kubeconfig onto the test's registration Secret.
 func updateRegistration(ctx context.Context, t *testing.T, raw []byte, accept string) {
 	t.Helper()
+	acknowledge(ctx, t, env.ClustersNamespace, pinnedName, accept)
 	s := &corev1.Secret{}
 	if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: env.ClustersNamespace, Name: pinnedName}, s); err != nil {
 		t.Fatal(err)
 	}
 	s.Data[targetcluster.KubeconfigKey] = raw
-	delete(s.Annotations, targetcluster.AcceptEndpointAnnotation)
-	if accept != "" {
-		if s.Annotations == nil {
-			s.Annotations = map[string]string{}
-		}
-		s.Annotations[targetcluster.AcceptEndpointAnnotation] = accept
-	}
 	if err := env.Management.Client.Update(ctx, s); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// acknowledge sets, or with "" removes, the acknowledgement of cluster's
+// endpoint on namespace.
+func acknowledge(ctx context.Context, t *testing.T, namespace, cluster, accept string) {
+	t.Helper()
+	value := any(nil)
+	if accept != "" {
+		value = accept
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{targetcluster.AcceptEndpointAnnotation(cluster): value}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := env.Management.Client.Patch(ctx, ns, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// annotateSecret sets one annotation on the registration Secret name.
+func annotateSecret(ctx context.Context, t *testing.T, name, key, value string) {
+	t.Helper()
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{key: value}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: env.ClustersNamespace, Name: name}}
+	if err := env.Management.Client.Patch(ctx, s, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// assertStillRefused checks, past a few of the registry's one-second polls
+// for acknowledgements, that name is still refused and no engagement was
+// added to count.
+func assertStillRefused(t *testing.T, name string, count float64, what string) {
+	t.Helper()
+	time.Sleep(3 * time.Second)
+	if _, err := op.registry.Resolve(name); !strings.Contains(fmtErr(err), string(targetcluster.RefusedEndpointChanged)) {
+		t.Errorf("%s, Resolve = %v", what, err)
+	}
+	if got := engagements(t); got != count {
+		t.Fatalf("%s, an unacknowledged endpoint was engaged (%v engagements, want %v)", what, got, count)
 	}
 }
 

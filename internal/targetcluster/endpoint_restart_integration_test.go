@@ -48,7 +48,7 @@ func TestIntegrationEndpointPinSurvivesARestart(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = env.Management.Client.Delete(ctx, s) })
 
-	// First life: no store yet, so the endpoint is trusted and pinned.
+	// First life: no pin yet, so the endpoint is trusted and pinned.
 	first := startRegistry(t)
 	waitOn(t, first.registry, name, b, a)
 	if got := storedPin(ctx, t, name); got != fingerprint(t, onA) {
@@ -73,18 +73,50 @@ func TestIntegrationEndpointPinSurvivesARestart(t *testing.T) {
 	second.stop()
 
 	// A settled registry, after a restart, engages without writing.
-	before := pinsConfigMap(ctx, t)
+	before := pinsNamespace(ctx, t)
 	third := startRegistry(t)
 	waitOn(t, third.registry, name, a, b)
-	if after := pinsConfigMap(ctx, t); after.ResourceVersion != before.ResourceVersion {
+	if after := pinsNamespace(ctx, t); after.ResourceVersion != before.ResourceVersion {
 		t.Errorf("a settled registry wrote the pins (resourceVersion %s, then %s)", before.ResourceVersion, after.ResourceVersion)
 	}
 	// The store holds fingerprints only, keyed by cluster name.
 	hex16 := regexp.MustCompile(`^[0-9a-f]{16}$`)
-	for k, v := range pinsConfigMap(ctx, t).Data {
-		if !hex16.MatchString(v) {
+	for k, v := range pinsNamespace(ctx, t).Annotations {
+		if strings.HasPrefix(k, targetcluster.PinAnnotationPrefix) && !hex16.MatchString(v) {
 			t.Errorf("pin %s holds %q, which is not a fingerprint", k, v)
 		}
+	}
+	testLegacyPin(ctx, t, third.registry, onA, onB)
+}
+
+// testLegacyPin: a pin that an earlier release kept in the namespace's
+// ConfigMap still refuses a changed endpoint, and is moved onto the
+// Namespace at once, so that removing the ConfigMap key, which any writer
+// of the namespace may do, no longer resets the cluster's trust.
+func testLegacyPin(ctx context.Context, t *testing.T, reg *targetcluster.Registry, onA, onB []byte) {
+	t.Helper()
+	const name = "legacy"
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: restartNamespace, Name: targetcluster.EndpointPinsConfigMap},
+		Data: map[string]string{name: fingerprint(t, onA)}}
+	if err := env.Management.Client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	s := targetcluster.BuildRegistrationSecret(name, restartNamespace, onB, "")
+	if err := env.Management.Client.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Management.Client.Delete(ctx, s) })
+	waitRefused(t, reg, name)
+	if got := storedPin(ctx, t, name); got != fingerprint(t, onA) {
+		t.Fatalf("the legacy pin was not moved onto the Namespace (it pins %q)", got)
+	}
+	if err := env.Management.Client.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	writeRegistration(ctx, t, name, onB, "")
+	time.Sleep(3 * time.Second)
+	if _, err := reg.Resolve(name); !targetcluster.IsUnavailable(err) {
+		t.Error("deleting the legacy ConfigMap reset the cluster's trust")
 	}
 }
 
@@ -109,7 +141,8 @@ func startRegistry(t *testing.T) *registryLife {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := targetcluster.New(mgr, targetcluster.Options{Namespace: restartNamespace, ProbeInterval: time.Second, ProbeTimeout: time.Second})
+	reg := targetcluster.New(mgr, targetcluster.Options{Namespace: restartNamespace, ProbeInterval: time.Second, ProbeTimeout: time.Second,
+		AcknowledgementPoll: time.Second})
 	if err := reg.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
@@ -163,42 +196,37 @@ func waitRefused(t *testing.T, reg *targetcluster.Registry, name string) {
 	if err != nil {
 		t.Fatalf("%s was not refused for its endpoint: %v", name, last)
 	}
-	if msg := last.Error(); !strings.Contains(msg, targetcluster.AcceptEndpointAnnotation) || strings.Contains(msg, "https://") {
+	if msg := last.Error(); !strings.Contains(msg, targetcluster.AcceptEndpointAnnotation(name)) || strings.Contains(msg, "https://") {
 		t.Errorf("the refusal %q must name the annotation and no server", msg)
 	}
 }
 
-// writeRegistration sets the kubeconfig and the acknowledgement ("" for
-// none) of a registration in restartNamespace.
+// writeRegistration sets the acknowledgement ("" for none) of a
+// registration in restartNamespace on that Namespace, then its kubeconfig.
 func writeRegistration(ctx context.Context, t *testing.T, name string, raw []byte, accept string) {
 	t.Helper()
+	acknowledge(ctx, t, restartNamespace, name, accept)
 	s := &corev1.Secret{}
 	if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: restartNamespace, Name: name}, s); err != nil {
 		t.Fatal(err)
 	}
 	s.Data[targetcluster.KubeconfigKey] = raw
-	if s.Annotations == nil {
-		s.Annotations = map[string]string{}
-	}
-	delete(s.Annotations, targetcluster.AcceptEndpointAnnotation)
-	if accept != "" {
-		s.Annotations[targetcluster.AcceptEndpointAnnotation] = accept
-	}
 	if err := env.Management.Client.Update(ctx, s); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func pinsConfigMap(ctx context.Context, t *testing.T) *corev1.ConfigMap {
+// pinsNamespace reads restartNamespace, whose annotations hold the pins.
+func pinsNamespace(ctx context.Context, t *testing.T) *corev1.Namespace {
 	t.Helper()
-	cm := &corev1.ConfigMap{}
-	if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: restartNamespace, Name: targetcluster.EndpointPinsConfigMap}, cm); err != nil {
+	ns := &corev1.Namespace{}
+	if err := env.Management.Client.Get(ctx, client.ObjectKey{Name: restartNamespace}, ns); err != nil {
 		t.Fatalf("reading the pins: %v", err)
 	}
-	return cm
+	return ns
 }
 
 func storedPin(ctx context.Context, t *testing.T, name string) string {
 	t.Helper()
-	return pinsConfigMap(ctx, t).Data[name]
+	return pinsNamespace(ctx, t).Annotations[targetcluster.PinAnnotation(name)]
 }

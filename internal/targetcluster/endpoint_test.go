@@ -73,8 +73,8 @@ func TestParseRegistrationEndpoint(t *testing.T) {
 		return reg
 	}
 	base := parse(kubeconfigWith(t, nil), nil)
-	if base.Endpoint != EndpointFingerprint("https://127.0.0.1:6443", []byte("CA")) || base.AcceptedEndpoint != "" {
-		t.Errorf("endpoint = %q, accepted = %q", base.Endpoint, base.AcceptedEndpoint)
+	if base.Endpoint != EndpointFingerprint("https://127.0.0.1:6443", []byte("CA")) {
+		t.Errorf("endpoint = %q", base.Endpoint)
 	}
 	rotated := parse(kubeconfigWith(t, func(kc *clientcmdapi.Config) { kc.AuthInfos["u"].Token = "another-token" }), nil)
 	if rotated.Endpoint != base.Endpoint || rotated.Hash == base.Hash {
@@ -86,12 +86,13 @@ func TestParseRegistrationEndpoint(t *testing.T) {
 	if other.Endpoint != base.Endpoint {
 		t.Error("a cluster entry outside the current context changed the endpoint")
 	}
-	moved := parse(kubeconfigWith(t, func(kc *clientcmdapi.Config) { kc.Clusters["c"].Server = "https://10.9.9.9:6443" }),
-		map[string]string{AcceptEndpointAnnotation: "0123456789abcdef"})
-	if moved.Endpoint == base.Endpoint || moved.AcceptedEndpoint != "0123456789abcdef" {
-		t.Errorf("a moved server: endpoint %q, accepted %q", moved.Endpoint, moved.AcceptedEndpoint)
+	moved := parse(kubeconfigWith(t, func(kc *clientcmdapi.Config) { kc.Clusters["c"].Server = "https://10.9.9.9:6443" }), nil)
+	if moved.Endpoint == base.Endpoint {
+		t.Errorf("a moved server kept endpoint %q", moved.Endpoint)
 	}
-	if err := endpointChangeRefusal(); strings.Contains(err.Error(), "127.0.0.1") || !strings.Contains(err.Error(), AcceptEndpointAnnotation) {
-		t.Errorf("refusal %q must name the annotation and no endpoint", err)
+	err := endpointChangeRefusal("c5c3-clusters", "compute-a")
+	if msg := err.Error(); strings.Contains(msg, "127.0.0.1") || !strings.Contains(msg, AcceptEndpointAnnotation("compute-a")) ||
+		!strings.Contains(msg, "Namespace c5c3-clusters") {
+		t.Errorf("refusal %q must name the annotation and its Namespace, and no endpoint", err)
 	}
 }

@@ -58,6 +58,11 @@ type Options struct {
 	ProbeInterval time.Duration
 	// ProbeTimeout bounds one readiness check.
 	ProbeTimeout time.Duration
+	// AcknowledgementPoll is how often a registration refused for its
+	// endpoint is looked at again: the acknowledgement is written to the
+	// clusters Namespace, which the registry does not watch. Zero means
+	// DefaultAcknowledgementPoll.
+	AcknowledgementPoll time.Duration
 }
 
 // Registry turns registration Secrets into clients for compute clusters. It
@@ -79,11 +84,15 @@ type Registry struct {
 	pending     map[string]string
 	watches     []*remoteWatch
 	subscribers []*subscriber
+	// refused holds, per cluster name, the hash of the registration whose
+	// endpoint change was refused and reported, so that the passes polling
+	// for an acknowledgement do not report it again.
+	refused map[string]string
 	// pins holds, per cluster name, the endpoint fingerprint of its last
-	// engagement, in a ConfigMap. It outlives disengagement, the Secret
-	// itself and the process, so that neither unlabelling, re-creating a
-	// registration nor waiting for a restart lets a new server in
-	// unacknowledged.
+	// engagement, on the clusters Namespace. It outlives disengagement,
+	// the Secret itself and the process, so that neither unlabelling,
+	// re-creating a registration nor waiting for a restart lets a new
+	// server in unacknowledged.
 	pins *pinStore
 }
 
@@ -116,6 +125,9 @@ func New(mgr ctrl.Manager, opts Options) *Registry {
 	if opts.ProbeTimeout == 0 {
 		opts.ProbeTimeout = DefaultProbeTimeout
 	}
+	if opts.AcknowledgementPoll == 0 {
+		opts.AcknowledgementPoll = DefaultAcknowledgementPoll
+	}
 	return &Registry{
 		opts:     opts,
 		mgmt:     mgr.GetClient(),
@@ -124,6 +136,7 @@ func New(mgr ctrl.Manager, opts Options) *Registry {
 		started:  make(chan struct{}),
 		clusters: map[string]*engagement{},
 		pending:  map[string]string{},
+		refused:  map[string]string{},
 		pins:     &pinStore{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), namespace: opts.Namespace},
 	}
 }

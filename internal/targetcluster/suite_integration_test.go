@@ -69,6 +69,8 @@ func startOperator(t *testing.T) *operatorUnderTest {
 		Namespace:     e.ClustersNamespace,
 		ProbeInterval: time.Second,
 		ProbeTimeout:  time.Second,
+		// An acknowledgement on the Namespace is seen within a second.
+		AcknowledgementPoll: time.Second,
 	})
 	if err := reg.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)

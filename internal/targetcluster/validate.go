@@ -71,9 +71,6 @@ type Registration struct {
 	// Endpoint is the EndpointFingerprint of the current context's server
 	// and CA: where the credentials Anvil writes would go.
 	Endpoint string
-	// AcceptedEndpoint is the AcceptEndpointAnnotation value, "" when the
-	// Secret has none.
-	AcceptedEndpoint string
 }
 
 // ParseRegistration validates a registration Secret's data and returns what
@@ -103,8 +100,7 @@ func ParseRegistration(secret *corev1.Secret) (*Registration, error) {
 	current := kc.Clusters[kc.Contexts[kc.CurrentContext].Cluster]
 	return &Registration{
 		Kubeconfig: kc, Namespaces: namespaces, Hash: registrationHash(raw, rawNamespaces, scoped),
-		Endpoint:         EndpointFingerprint(current.Server, current.CertificateAuthorityData),
-		AcceptedEndpoint: secret.Annotations[AcceptEndpointAnnotation],
+		Endpoint: EndpointFingerprint(current.Server, current.CertificateAuthorityData),
 	}, nil
 }
 

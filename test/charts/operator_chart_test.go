@@ -147,7 +147,8 @@ func TestOperatorChartRolesOnlyWhereTheOperatorWorks(t *testing.T) {
 	if got := verbsFor(reg.Rules, "", "secrets"); !slices.Equal(got, sorted([]string{"get", "list", "watch"})) {
 		t.Errorf("registration Secrets verbs %v, want read only", got)
 	}
-	// Its only write is the endpoint pins ConfigMap, limited to that name.
+	// It reads the legacy endpoint pins ConfigMap, by name, and writes no
+	// ConfigMap.
 	var pins []rbacv1.PolicyRule
 	for _, rule := range reg.Rules {
 		if slices.Contains(rule.Resources, "configmaps") {
@@ -155,8 +156,19 @@ func TestOperatorChartRolesOnlyWhereTheOperatorWorks(t *testing.T) {
 		}
 	}
 	if len(pins) != 1 || !slices.Equal(pins[0].ResourceNames, []string{targetcluster.EndpointPinsConfigMap}) ||
-		!slices.Equal(sorted(pins[0].Verbs), sorted([]string{"get", "create", "patch"})) {
-		t.Errorf("ConfigMap rules in the clusters namespace %+v, want get, create and patch on %s only", pins, targetcluster.EndpointPinsConfigMap)
+		!slices.Equal(pins[0].Verbs, []string{"get"}) {
+		t.Errorf("ConfigMap rules in the clusters namespace %+v, want get on %s only", pins, targetcluster.EndpointPinsConfigMap)
+	}
+	// Its one write outside Events is the pin annotation of the clusters
+	// Namespace, limited to that Namespace by name.
+	var nsWrites []rbacv1.PolicyRule
+	for _, rule := range convert[rbacv1.ClusterRole](t, objs.get(t, "ClusterRole", "", "anvil-operator")).Rules {
+		if slices.Contains(rule.Resources, "namespaces") && !slices.Equal(rule.Verbs, []string{"get"}) {
+			nsWrites = append(nsWrites, rule)
+		}
+	}
+	if len(nsWrites) != 1 || !slices.Equal(nsWrites[0].ResourceNames, []string{"c5c3-clusters"}) || !slices.Equal(nsWrites[0].Verbs, []string{"patch"}) {
+		t.Errorf("the ClusterRole writes Namespaces with %+v, want patch on c5c3-clusters only", nsWrites)
 	}
 	for _, rule := range reg.Rules {
 		if !slices.Contains(rule.Resources, "secrets") && !slices.Contains(rule.Resources, "configmaps") && !slices.Contains(rule.Resources, "events") {

@@ -259,10 +259,9 @@ func TestIntegrationOperatorChartRBACGrantsNoMoreThanTheGeneratedRole(t *testing
 }
 
 // checkPinsAccess makes, as the chart's ServiceAccount, the requests the
-// registry makes on its pins ConfigMap, and a few it must not be able to
+// registry makes for its endpoint pins, and a few it must not be able to
 // make. The name-less probes above cannot see a grant limited by
-// resourceNames, and only a real server-side apply shows that such a grant
-// covers the create.
+// resourceNames.
 func checkPinsAccess(ctx context.Context, t *testing.T, c *testenv.Cluster, namespace string) {
 	cfg := rest.CopyConfig(c.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{
@@ -273,24 +272,31 @@ func checkPinsAccess(ctx context.Context, t *testing.T, c *testenv.Cluster, name
 	if err != nil {
 		t.Fatal(err)
 	}
-	pins := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: targetcluster.EndpointPinsConfigMap}}
 	owner := client.FieldOwner("chart-rbac-test")
-	if err := sa.Apply(ctx, corev1ac.ConfigMap(pins.Name, namespace), owner); err != nil {
-		t.Errorf("creating the pins by server-side apply: %v", err)
+	pin := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+targetcluster.PinAnnotation("compute-a")+`":"0123456789abcdef"}}}`))
+	clusters := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := sa.Patch(ctx, clusters, pin, owner); err != nil {
+		t.Errorf("setting a pin on the clusters Namespace: %v", err)
 	}
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"data":{"compute-a":"0123456789abcdef"}}`))
-	if err := sa.Patch(ctx, pins, patch, owner); err != nil {
-		t.Errorf("setting a pin: %v", err)
+	if err := sa.Get(ctx, client.ObjectKeyFromObject(clusters), &corev1.Namespace{}); err != nil {
+		t.Errorf("reading the clusters Namespace: %v", err)
 	}
-	if err := sa.Get(ctx, client.ObjectKeyFromObject(pins), &corev1.ConfigMap{}); err != nil {
-		t.Errorf("reading the pins: %v", err)
+	legacy := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: targetcluster.EndpointPinsConfigMap}}
+	if err := c.Client.Create(ctx, legacy); err != nil {
+		t.Fatal(err)
+	}
+	if err := sa.Get(ctx, client.ObjectKeyFromObject(legacy), &corev1.ConfigMap{}); err != nil {
+		t.Errorf("reading the legacy pins: %v", err)
 	}
 	refused := map[string]error{
+		"patch another Namespace":   sa.Patch(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere"}}, pin, owner),
+		"update the Namespace":      sa.Update(ctx, clusters),
+		"delete the Namespace":      sa.Delete(ctx, clusters),
+		"patch the legacy pins":     sa.Patch(ctx, legacy, client.RawPatch(types.MergePatchType, []byte(`{"data":{"compute-a":"x"}}`)), owner),
+		"delete the legacy pins":    sa.Delete(ctx, legacy),
 		"create another ConfigMap":  sa.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "other"}}),
 		"apply another ConfigMap":   sa.Apply(ctx, corev1ac.ConfigMap("other", namespace), owner),
-		"update the pins":           sa.Update(ctx, pins),
-		"delete the pins":           sa.Delete(ctx, pins),
-		"pins in another namespace": sa.Apply(ctx, corev1ac.ConfigMap(pins.Name, "elsewhere"), owner),
+		"pins in another namespace": sa.Apply(ctx, corev1ac.ConfigMap(legacy.Name, "elsewhere"), owner),
 	}
 	for what, err := range refused {
 		if !apierrors.IsForbidden(err) {
