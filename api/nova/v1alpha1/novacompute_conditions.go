@@ -73,6 +73,13 @@ const (
 	WaitingForComputeConfigReason = "WaitingForComputeConfig"
 	// ComputeConfigIncompleteReason: the contract lacks a required key.
 	ComputeConfigIncompleteReason = "ComputeConfigIncomplete"
+	// ComputeConfigNotDeliveredReason: the pool runs on another cluster
+	// than its Nova, which a ControlPlane projects, and the Secret of the
+	// contract's name there is not that ControlPlane's delivered copy
+	// (mirror label and ownership labels), so nothing vouches for it. The
+	// pool mounts nothing until it is deleted and the ControlPlane
+	// delivers the contract.
+	ComputeConfigNotDeliveredReason = "ComputeConfigNotDelivered"
 	// ConfigErrorReason: the configuration cannot be rendered or written.
 	ConfigErrorReason = "ConfigError"
 )

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
@@ -248,6 +250,41 @@ func TestIntegrationMirrorNeverOverwritesAForeignSecret(t *testing.T) {
 	if err != nil || string(got.Data["nova-compute.conf"]) != "copied by hand" || got.ResourceVersion != handCopy.ResourceVersion {
 		t.Errorf("the hand copy was changed: %v", err)
 	}
+	// Nor does the pool on compute-a take the hand copy for the contract:
+	// its Nova is the ControlPlane's, and only the ControlPlane's copy is
+	// vouched for. compute-b's pool has the delivered one.
+	cond := waitPoolConfigReason(t, "hc-a", novav1alpha1.ComputeConfigNotDeliveredReason)
+	if !strings.Contains(cond.Message, "hc-nova-compute-config") || strings.Contains(cond.Message, "copied by hand") {
+		t.Errorf("ConfigReady %q must name the Secret and quote none of it", cond.Message)
+	}
+	waitPoolConfigReason(t, "hc-b", novav1alpha1.ConfigRenderedReason)
+	ds := &appsv1.DaemonSetList{}
+	if err := env.ComputeCluster("compute-a").Client.List(ctx, ds, client.InNamespace(testNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds.Items {
+		if strings.HasPrefix(d.Name, "hc-a") {
+			t.Errorf("the pool placed DaemonSet %s on the hand copy", d.Name)
+		}
+	}
+}
+
+// waitPoolConfigReason waits until the pool's ConfigReady has the reason.
+func waitPoolConfigReason(t *testing.T, name, reason string) *metav1.Condition {
+	t.Helper()
+	var got *metav1.Condition
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		p := &novav1alpha1.NovaCompute{}
+		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name}, p); err != nil {
+			return false, nil //nolint:nilerr // poll again
+		}
+		got = apimeta.FindStatusCondition(p.Status.Conditions, novav1alpha1.ConfigReadyCondition)
+		return got != nil && got.Reason == reason, nil
+	})
+	if err != nil {
+		t.Fatalf("pool %s: ConfigReady never reached %s (last %+v)", name, reason, got)
+	}
+	return got
 }
 
 // Without metadataSharedSecretRef the ControlPlane generates the metadata
