@@ -19,7 +19,10 @@ type pass struct {
 	deleting bool
 
 	// Set by NovaRef.
-	nova        *novav1alpha1.Nova
+	nova *novav1alpha1.Nova
+	// projected is set when a ControlPlane verifiably controls the Nova
+	// (keystonepolicy.ControlPlaneOf), which delivers the contract copies.
+	projected   bool
 	cluster     *targetcluster.Children // the pool's cluster
 	novaCluster *targetcluster.Children // the Nova's cluster
 	image       string

@@ -59,17 +59,16 @@ func DeliveredBy(labels map[string]string, namespace, novaName string) bool {
 // the contract's name on the pool's cluster. A pool beside its Nova mounts
 // the Nova's own contract, and one of a standalone Nova mounts the copy
 // its owner made by hand, as the guide shows. A pool of a Nova that a
-// ControlPlane projects, on another cluster, mounts only the copy that
-// ControlPlane delivered: anyone who may create Secrets in the namespace
-// there could otherwise plant a contract of their own, and the ControlPlane
-// never overwrites a Secret it did not write. It is pure.
-func ContractVouchedFor(nova *novav1alpha1.Nova, pool *novav1alpha1.NovaCompute, contract *corev1.Secret) bool {
-	if nova.TargetClusterName() == pool.TargetClusterName() {
+// ControlPlane projects (projected, as keystonepolicy.ControlPlaneOf
+// verifies it), on another cluster, mounts only the copy that ControlPlane
+// delivered: anyone who may create Secrets in the namespace there could
+// otherwise plant a contract of their own, and the ControlPlane never
+// overwrites a Secret it did not write. It is pure.
+func ContractVouchedFor(nova *novav1alpha1.Nova, projected bool, pool *novav1alpha1.NovaCompute, contract *corev1.Secret) bool {
+	if !projected || nova.TargetClusterName() == pool.TargetClusterName() {
 		return true
 	}
-	owner := metav1.GetControllerOf(nova)
-	projected := owner != nil && owner.Kind == "ControlPlane" && strings.HasPrefix(owner.APIVersion, c5c3v1alpha1.GroupVersion.Group+"/")
-	return !projected || DeliveredBy(contract.Labels, pool.Namespace, nova.Name)
+	return DeliveredBy(contract.Labels, pool.Namespace, nova.Name)
 }
 
 // ReapComputeConfigMirrors runs at the end of a pool's teardown. If no

@@ -96,14 +96,10 @@ func TestDeliveredBy(t *testing.T) {
 func TestContractVouchedFor(t *testing.T) {
 	delivered := map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true", targetcluster.OwnerKindLabel: "ControlPlane",
 		targetcluster.OwnerNameLabel: "cp", targetcluster.OwnerNamespaceLabel: "openstack"}
-	nova := func(name, cluster, ownerKind string) *novav1alpha1.Nova {
-		n := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "openstack"}}
+	nova := func(cluster string) *novav1alpha1.Nova {
+		n := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: "cp-nova", Namespace: "openstack"}}
 		if cluster != "" {
 			n.Spec.TargetClusterRef = &anvilmeta.TargetClusterRef{Name: cluster}
-		}
-		if ownerKind != "" {
-			n.OwnerReferences = []metav1.OwnerReference{{APIVersion: c5c3v1alpha1.GroupVersion.String(), Kind: ownerKind, Name: "cp",
-				Controller: new(true)}}
 		}
 		return n
 	}
@@ -113,24 +109,24 @@ func TestContractVouchedFor(t *testing.T) {
 	remote := pool("p", "cp-nova", "compute-a", false)
 	local := pool("p", "cp-nova", "", false)
 	tests := []struct {
-		name     string
-		nova     *novav1alpha1.Nova
-		pool     novav1alpha1.NovaCompute
-		contract *corev1.Secret
-		want     bool
+		name      string
+		nova      *novav1alpha1.Nova
+		projected bool
+		pool      novav1alpha1.NovaCompute
+		contract  *corev1.Secret
+		want      bool
 	}{
-		{"a projected Nova's delivered copy", nova("cp-nova", "", "ControlPlane"), remote, secret(delivered), true},
-		{"a projected Nova's planted copy", nova("cp-nova", "", "ControlPlane"), remote, secret(nil), false},
-		{"a planted copy with the mirror label alone", nova("cp-nova", "", "ControlPlane"),
+		{"a projected Nova's delivered copy", nova(""), true, remote, secret(delivered), true},
+		{"a projected Nova's planted copy", nova(""), true, remote, secret(nil), false},
+		{"a planted copy with the mirror label alone", nova(""), true,
 			remote, secret(map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true"}), false},
-		{"a pool beside its Nova", nova("cp-nova", "", "ControlPlane"), local, secret(nil), true},
-		{"a pool beside a placed Nova", nova("cp-nova", "compute-a", "ControlPlane"), remote, secret(nil), true},
-		{"a standalone Nova's hand copy", nova("cp-nova", "", ""), remote, secret(nil), true},
-		{"a Nova controlled by something else", nova("cp-nova", "", "Other"), remote, secret(nil), true},
+		{"a pool beside its Nova", nova(""), true, local, secret(nil), true},
+		{"a pool beside a placed Nova", nova("compute-a"), true, remote, secret(nil), true},
+		{"a standalone Nova's hand copy", nova(""), false, remote, secret(nil), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ContractVouchedFor(tt.nova, &tt.pool, tt.contract); got != tt.want {
+			if got := ContractVouchedFor(tt.nova, tt.projected, &tt.pool, tt.contract); got != tt.want {
 				t.Errorf("ContractVouchedFor = %v, want %v", got, tt.want)
 			}
 		})

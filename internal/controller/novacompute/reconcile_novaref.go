@@ -41,6 +41,7 @@ func (r *Reconciler) reconcileNovaRef(ctx context.Context, p *pass) (flow.Outcom
 	if err != nil {
 		return flow.Continue, flow.Fail(novav1alpha1.NovaReadyCondition, novav1alpha1.NovaErrorReason, err)
 	}
+	p.projected = cp != nil
 	if errs := r.Keystone.Check(nova, cp); len(errs) > 0 {
 		return flow.Continue, flow.Invalid(novav1alpha1.NovaReadyCondition, novav1alpha1.KeystoneEndpointNotAllowedReason,
 			fmt.Errorf("the Nova %s: %w", nova.Name, errs.ToAggregate()))

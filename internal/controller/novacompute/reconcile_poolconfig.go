@@ -39,7 +39,7 @@ func (r *Reconciler) reconcilePoolConfig(ctx context.Context, p *pass) (flow.Out
 		return flow.Continue, flow.Fail(novav1alpha1.ConfigReadyCondition, novav1alpha1.ConfigErrorReason,
 			fmt.Errorf("reading the compute contract %s: %w", name, err))
 	}
-	if !ContractVouchedFor(p.nova, pool, contract) {
+	if !ContractVouchedFor(p.nova, p.projected, pool, contract) {
 		return flow.Continue, flow.Wait(novav1alpha1.ConfigReadyCondition, novav1alpha1.ComputeConfigNotDeliveredReason, inputRequeue,
 			"the Secret %s/%s on the pool's cluster is not the copy the Nova's ControlPlane delivers (it lacks the mirror or ownership labels); "+
 				"the pool mounts nothing until it is deleted and the ControlPlane writes its own", pool.Namespace, name)
