@@ -162,12 +162,25 @@ setup_pid=
 phases+=("$(printf '%-34s %5d s' "  packages, services (beside tools)" "$(cat "$logs/setup-seconds")")")
 
 phase verify "${make[@]}" verify
+# scratch_dirs lists the test scratch directories in the temporary
+# directory, the script's own log directory left out.
+scratch_dirs() {
+  find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'anvil-*' ! -path "$logs" -print 2>/dev/null | LC_ALL=C sort
+}
+scratch_dirs >"$logs/scratch-before"
 phase "unit and integration" stamped "${make[@]}" test-go
 # Every test binary ends what its clusters and pod runners started; a
 # process still running from a test's scratch directory would hold ports
 # and database connections the e2e devstack needs.
 if leftovers="$(pgrep -fa -- "${TMPDIR:-/tmp}/anvil-")"; then
   echo "make test: processes of the tests outlived them:" >&2
+  echo "$leftovers" >&2
+  exit 1
+fi
+# And a test binary removes what it wrote: a directory the phase made and
+# left would fill a developer's disk, one run at a time.
+if leftovers="$(scratch_dirs | LC_ALL=C comm -13 "$logs/scratch-before" -)" && [[ -n $leftovers ]]; then
+  echo "make test: the tests left scratch directories behind:" >&2
   echo "$leftovers" >&2
   exit 1
 fi

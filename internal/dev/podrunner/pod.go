@@ -14,6 +14,8 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/anvil/anvil/internal/dev/procgroup"
 )
 
 // Annotation the runner sets on every pod it handles, saying whether the
@@ -333,6 +335,11 @@ func (r *podRun) prepare() bool {
 
 // prepareOnce is one attempt of prepare.
 func (r *podRun) prepareOnce() error {
+	// A test binary that has ended its programs prepares no new pod: its
+	// scratch directories are about to be removed.
+	if procgroup.Closed() {
+		return errShutDown
+	}
 	vols, err := materialiseVolumes(r.ctx, r.spec, r.h.src, r.dir, r.h.hostRoot(), r.h.claimRoot())
 	if err != nil {
 		return err

@@ -14,6 +14,10 @@ import (
 	"github.com/anvil/anvil/internal/dev/procgroup"
 )
 
+// errShutDown is the answer of a test binary that has already ended the
+// programs it started: it starts no more.
+var errShutDown = errors.New("the test binary is shutting down: no new program starts")
+
 // process is one run of a container's program.
 type process struct {
 	cmd     *exec.Cmd
@@ -30,6 +34,9 @@ type process struct {
 // env, never through its arguments, because any local user can read a
 // process's arguments.
 func startProcess(c Command, env []string, dir, logPath string) (*process, error) {
+	if procgroup.Closed() {
+		return nil, errShutDown
+	}
 	for _, d := range c.Dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
@@ -89,7 +96,11 @@ func startProcess(c Command, env []string, dir, logPath string) (*process, error
 	}
 	p := &process{cmd: cmd, pid: cmd.Process.Pid, started: time.Now(), done: make(chan struct{})}
 	// The test binary kills the group when it exits, if the runner has not.
-	procgroup.Add(p.pid)
+	// A binary already past that point refuses it, and the program ends at
+	// once, as it would have a moment earlier.
+	if !procgroup.Add(p.pid) {
+		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	}
 	go func() {
 		err := cmd.Wait()
 		_ = closeLogs()

@@ -29,7 +29,7 @@ func Run(m *testing.M, opts Options, env **Environment) int {
 	ctrllog.SetLogger(logr.Discard())
 	if testing.Short() {
 		code := m.Run()
-		procgroup.KillAll()
+		procgroup.Shutdown()
 		return code
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -43,7 +43,7 @@ func Run(m *testing.M, opts Options, env **Environment) int {
 	code := m.Run()
 	// Whatever a pod runner of this package still runs ends before the
 	// clusters do, the workers its services forked included.
-	procgroup.KillAll()
+	procgroup.Shutdown()
 	if err := e.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "testenv: stopping: %v\n", err)
 		if code == 0 {
