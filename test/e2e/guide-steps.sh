@@ -617,8 +617,11 @@ restart_compute() { # the guide's restart of the node's nova-compute pod, then w
   for _ in $(seq 1 90); do
     local now; now="$(compute_pod)"
     if [[ -n "$now" && "$now" != "$old" ]]; then
+      # nova-compute beats every 10 s; each client call costs a core a
+      # second and a half, so Nova is asked at most every 5 s.
       heartbeat="$(openstack --insecure compute service list --service nova-compute --host "$host" -f value -c "Updated At")"
       [[ "${heartbeat:0:19}" > "$since" ]] && return 0
+      sleep 3
     fi
     sleep 2
   done
