@@ -307,6 +307,31 @@ func TestTargetClusterAccessPrivilegedNamespaces(t *testing.T) {
 	}
 }
 
+// The hypervisor operator's credentials are asked for on the privileged
+// namespaces by default, never on the others, and on none when turned off.
+func TestTargetClusterAccessHypervisorOperatorCredentials(t *testing.T) {
+	const label = "openstack.c5c3.io/hypervisor-operator-credentials"
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{name: "default: the privileged namespace", want: []string{"openstack"}},
+		{name: "turned off", args: []string{"--set", "hypervisorOperatorCredentials=false"}, want: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := render(t, append([]string{"--set", "namespaces={openstack,ovn}", "--set", "privilegedNamespaces={openstack}"}, tt.args...)...)
+			for _, name := range []string{"openstack", "ovn"} {
+				got, set := objs.get(t, "Namespace", "", name).GetLabels()[label]
+				if want := slices.Contains(tt.want, name); want != set || (set && got != "true") {
+					t.Errorf("Namespace %s: %s = %q (set %v), want set %v", name, label, got, set, want)
+				}
+			}
+		})
+	}
+}
+
 func TestTargetClusterAccessHypervisorTraits(t *testing.T) {
 	tests := []struct {
 		name string

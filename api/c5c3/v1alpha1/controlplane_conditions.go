@@ -192,6 +192,20 @@ const (
 	// ComputeConfigMirrorLabel marks the copy of the compute contract on a
 	// compute cluster. Only Secrets with the value "true" are ever reaped.
 	ComputeConfigMirrorLabel = "nova.openstack.c5c3.io/compute-config-mirror"
+	// HypervisorOperatorCredentialsLabel, set to "true" on the Nova's
+	// namespace of a compute cluster, asks for the copy of the hypervisor
+	// operator's auth Secret there. Without it the copy is withheld, and a
+	// copy delivered earlier is deleted. The compute cluster's owner sets
+	// it, since root on that cluster's nodes can read a cloud-admin
+	// password from the copy; the access chart sets it on the privileged
+	// namespaces it creates.
+	HypervisorOperatorCredentialsLabel = "openstack.c5c3.io/hypervisor-operator-credentials"
+	// HypervisorOperatorCopyWithdrawnEvent is the Normal event recorded
+	// when Anvil deletes a copy of the hypervisor operator's auth Secret
+	// because its namespace no longer carries
+	// HypervisorOperatorCredentialsLabel. The note names the cluster and
+	// the Secret.
+	HypervisorOperatorCopyWithdrawnEvent = "HypervisorOperatorCopyWithdrawn"
 	// MaxNameLengthWithNova bounds a ControlPlane's name while services.nova
 	// is set: {cp}-nova must fit the Nova's 41 characters.
 	MaxNameLengthWithNova = 36

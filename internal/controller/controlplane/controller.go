@@ -108,6 +108,9 @@ type pass struct {
 	// pass; failures the targets that were not served. Set by Mirrors.
 	mirrorHashes map[string]string
 	failures     []clusterResult
+	// authWithheld are the target clusters whose namespace does not ask
+	// for the hypervisor operator's auth Secret. Set by Mirrors.
+	authWithheld []string
 	// keystone is the pass's admin session, opened on first use, and
 	// adminDomain the admin's domain, where accounts are created.
 	keystone    AdminSession

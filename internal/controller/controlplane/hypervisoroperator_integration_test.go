@@ -58,8 +58,9 @@ func authCredentials(t *testing.T, s *corev1.Secret) openstack.Credentials {
 }
 
 // The account is created in the real Keystone once the Nova is Ready, its
-// auth Secret works and reaches the pool's cluster, deleting the
-// credentials rotates it everywhere, and unsetting the block removes it all.
+// auth Secret works and reaches the pool's cluster only while the
+// namespace there asks for it, deleting the credentials rotates it
+// everywhere, and unsetting the block removes it all.
 func TestIntegrationHypervisorOperatorAccount(t *testing.T) {
 	e := startOperator(t)
 	openstacktest.Require(t, cloud)
@@ -75,11 +76,24 @@ func TestIntegrationHypervisorOperatorAccount(t *testing.T) {
 	metadataName := name + c5c3v1alpha1.NovaMetadataSecretSuffix
 	plantOwnedSecret(t, credsName, name, "password", planted)
 	plantOwnedSecret(t, metadataName, name, "shared_secret", planted)
+	// compute-a's namespace does not ask for the copy at first: the Nova
+	// becomes Ready and its contract is delivered, and the cloud-admin
+	// password is not.
+	setAuthOptIn(t, false)
+	t.Cleanup(func() { setAuthOptIn(t, true) })
 	if err := e.Management.Client.Create(ctx, cp); err != nil {
 		t.Fatal(err)
 	}
 	newPool(t, name, name+"-a", "compute-a")
-	waitNovaReady(t, name, c5c3v1alpha1.NovaReadyReason)
+	ready := waitNovaReady(t, name, c5c3v1alpha1.NovaReadyReason)
+	if !strings.Contains(ready.Message, "auth Secret is withheld") {
+		t.Errorf("NovaReady does not say the copy is withheld: %q", ready.Message)
+	}
+	waitMirror(t, "compute-a", name+"-nova-compute-config", func(*corev1.Secret) bool { return true }, time.Minute)
+	if _, err := remoteSecret(t, "compute-a", authName); !apierrors.IsNotFound(err) {
+		t.Fatalf("the auth Secret reached compute-a, whose namespace did not ask for it: %v", err)
+	}
+	setAuthOptIn(t, true)
 	assertPlantedReplaced(t, credsName, "password", planted)
 	assertPlantedReplaced(t, metadataName, "shared_secret", planted)
 
@@ -131,6 +145,16 @@ func TestIntegrationHypervisorOperatorAccount(t *testing.T) {
 		t.Errorf("%d %s events for %s, want only the planted value's", n, c5c3v1alpha1.GeneratedSecretReplacedEvent, credsName)
 	}
 
+	// Revoking the opt-in withdraws the copy, with an event, and leaves the
+	// account and the contract; granting it again brings the copy back.
+	setAuthOptIn(t, false)
+	waitGone(t, func() error { _, err := remoteSecret(t, "compute-a", authName); return err })
+	waitEvent(t, c5c3v1alpha1.HypervisorOperatorCopyWithdrawnEvent, name)
+	assertAccountRole(t, true)
+	waitMirror(t, "compute-a", name+"-nova-compute-config", func(*corev1.Secret) bool { return true }, time.Minute)
+	setAuthOptIn(t, true)
+	waitRemoteAuth(t, "compute-a", authName, second.Password)
+
 	// Unsetting the block prunes the copy, the Secrets and the account.
 	patchControlPlane(t, name, func(cp *c5c3v1alpha1.ControlPlane) { cp.Spec.Services.Nova.HypervisorOperator = nil })
 	waitGone(t, func() error { _, err := remoteSecret(t, "compute-a", authName); return err })
@@ -165,6 +189,46 @@ func TestIntegrationHypervisorOperatorAccount(t *testing.T) {
 	}
 	texts := append(append([]string{logs.String()}, e.Management.EventMessages(t)...), conds...)
 	testenv.AssertNoLeak(t, texts, append(leaks, cloud.AdminCredentials().Password))
+}
+
+// setAuthOptIn sets or removes the label on compute-a's test namespace
+// that asks for the hypervisor operator's copy.
+func setAuthOptIn(t *testing.T, on bool) {
+	t.Helper()
+	c := env.ComputeCluster("compute-a").Client
+	ns := &corev1.Namespace{}
+	if err := c.Get(context.Background(), client.ObjectKey{Name: testNamespace}, ns); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(ns.DeepCopy())
+	if on {
+		ns.Labels[c5c3v1alpha1.HypervisorOperatorCredentialsLabel] = "true"
+	} else {
+		delete(ns.Labels, c5c3v1alpha1.HypervisorOperatorCredentialsLabel)
+	}
+	if err := c.Patch(context.Background(), ns, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitEvent waits for an event of reason about the ControlPlane name.
+func waitEvent(t *testing.T, reason, name string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		list := &corev1.EventList{}
+		if err := env.Management.Client.List(ctx, list, client.InNamespace(testNamespace)); err != nil {
+			return false, nil //nolint:nilerr // poll again
+		}
+		for _, ev := range list.Items {
+			if ev.Reason == reason && ev.InvolvedObject.Kind == "ControlPlane" && ev.InvolvedObject.Name == name {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("no %s event about ControlPlane %s", reason, name)
+	}
 }
 
 // waitRemoteAuth waits for the auth copy on a cluster, holding password

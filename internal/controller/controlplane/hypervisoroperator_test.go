@@ -176,3 +176,52 @@ func TestReissueToken(t *testing.T) {
 		}
 	}
 }
+
+func TestOptsInToAuthCopy(t *testing.T) {
+	label := c5c3v1alpha1.HypervisorOperatorCredentialsLabel
+	tests := []struct {
+		name   string
+		labels map[string]string
+		want   bool
+	}{
+		{name: "no labels", labels: nil, want: false},
+		{name: "other labels only", labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}, want: false},
+		{name: "true", labels: map[string]string{label: "true"}, want: true},
+		{name: "false", labels: map[string]string{label: "false"}, want: false},
+		{name: "empty", labels: map[string]string{label: ""}, want: false},
+		{name: "another spelling of true", labels: map[string]string{label: "True"}, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := OptsInToAuthCopy(tt.labels); got != tt.want {
+				t.Errorf("OptsInToAuthCopy(%v) = %v, want %v", tt.labels, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDescribeDeliveries(t *testing.T) {
+	label := c5c3v1alpha1.HypervisorOperatorCredentialsLabel
+	tests := []struct {
+		name     string
+		targets  []string
+		auth     bool
+		withheld []string
+		want     string
+	}{
+		{name: "no account", targets: []string{"a", "b"}, want: "its contract is on a, b"},
+		{name: "copied everywhere", targets: []string{"a", "b"}, auth: true,
+			want: "its contract and the hypervisor operator's auth Secret are on a, b"},
+		{name: "withheld everywhere", targets: []string{"a", "b"}, auth: true, withheld: []string{"a", "b"},
+			want: "its contract is on a, b; the hypervisor operator's auth Secret is withheld there (no " + label + "=true on the namespace)"},
+		{name: "withheld from one", targets: []string{"a", "b", "c"}, auth: true, withheld: []string{"b"},
+			want: "its contract is on a, b, c, and the hypervisor operator's auth Secret on a, c; withheld from b (no " + label + "=true on the namespace)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := describeDeliveries(tt.targets, tt.auth, tt.withheld); got != tt.want {
+				t.Errorf("describeDeliveries() =\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}

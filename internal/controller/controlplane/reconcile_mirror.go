@@ -81,10 +81,10 @@ type clusterResult struct {
 	message string
 }
 
-// reconcileMirrors writes the contract, and the hypervisor operator's auth
-// Secret when there is one, onto every target cluster. A cluster that
-// fails is noted for reportDeliveries and never keeps the others from
-// being served.
+// reconcileMirrors writes the contract onto every target cluster, and the
+// hypervisor operator's auth Secret, when there is one, onto those whose
+// namespace asks for it. A cluster that fails is noted for
+// reportDeliveries and never keeps the others from being served.
 func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcome, error) {
 	cp, nova := p.cp, p.nova
 	if nova == nil {
@@ -130,6 +130,9 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 		}
 		ready = append(ready, delivery{cluster: cluster, mirror: mirror, hash: novaconfig.Hash(mirror.Data)})
 	}
+	if p.hvoAuth != nil {
+		p.authWithheld = r.markAuthCopies(ctx, cp.Namespace, ready)
+	}
 	p.mirrorHashes = map[string]string{}
 	for i, res := range r.deliverAll(ctx, cp, ready, p.hvoAuth) {
 		if res != nil {
@@ -147,16 +150,19 @@ const withheldRequeue = time.Minute
 // deliveryParallelism bounds the clusters written to at once.
 const deliveryParallelism = 32
 
-// delivery is one cluster's rendered mirror and the hash of its data.
+// delivery is one cluster's rendered mirror and the hash of its data, and
+// whether the cluster gets the hypervisor operator's auth Secret.
 type delivery struct {
 	cluster string
 	mirror  *corev1.Secret
 	hash    string
+	auth    bool
 }
 
-// deliverAll writes each delivery's mirror, then the hypervisor operator's
-// auth Secret when there is one, to its cluster, several clusters at a
-// time. The i-th result is the i-th delivery's problem, or nil.
+// deliverAll writes each delivery's mirror to its cluster, several
+// clusters at a time. When there is an auth Secret, it then copies it to
+// the clusters that ask for it and withdraws it from the others. The i-th
+// result is the i-th delivery's problem, or nil.
 func (r *Reconciler) deliverAll(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, ready []delivery, auth map[string][]byte) []*clusterResult {
 	results := make([]*clusterResult, len(ready))
 	slots := make(chan struct{}, deliveryParallelism)
@@ -168,7 +174,11 @@ func (r *Reconciler) deliverAll(ctx context.Context, cp *c5c3v1alpha1.ControlPla
 			defer func() { <-slots; wg.Done() }()
 			res := r.mirrorTo(ctx, cp, d.cluster, d.mirror)
 			if res == nil && auth != nil {
-				res = r.copyAuthTo(ctx, cp, d.cluster, auth)
+				if d.auth {
+					res = r.copyAuthTo(ctx, cp, d.cluster, auth)
+				} else {
+					res = r.withdrawAuthCopy(ctx, cp, d.cluster)
+				}
 			}
 			results[i] = res
 		}()
@@ -193,17 +203,37 @@ func (r *Reconciler) reportDeliveries(_ context.Context, p *pass) (flow.Outcome,
 	}
 	message := fmt.Sprintf("Nova %s is Ready; no compute cluster needs its contract", p.nova.Name)
 	if len(p.targets) > 0 {
-		what := "its contract is"
-		if p.hvoAuth != nil {
-			what = "its contract and the hypervisor operator's auth Secret are"
-		}
-		message = fmt.Sprintf("Nova %s is Ready; %s on %s", p.nova.Name, what, strings.Join(p.targets, ", "))
+		message = fmt.Sprintf("Nova %s is Ready; %s", p.nova.Name, describeDeliveries(p.targets, p.hvoAuth != nil, p.authWithheld))
 	}
 	if len(p.withheld) > 0 {
 		message += "; no contract goes out for pools " + describeWithheld(p.withheld)
 	}
 	setNovaReady(p.cp, c5c3v1alpha1.NovaReadyReason, message)
 	return flow.Continue, nil
+}
+
+// describeDeliveries says what reached which target cluster: the contract
+// everywhere, and the hypervisor operator's auth Secret, when there is
+// one, everywhere but on the clusters that withhold it.
+func describeDeliveries(targets []string, auth bool, withheld []string) string {
+	all := strings.Join(targets, ", ")
+	switch {
+	case !auth:
+		return "its contract is on " + all
+	case len(withheld) == 0:
+		return "its contract and the hypervisor operator's auth Secret are on " + all
+	case len(withheld) == len(targets):
+		return fmt.Sprintf("its contract is on %s; the hypervisor operator's auth Secret is withheld there (no %s=true on the namespace)",
+			all, c5c3v1alpha1.HypervisorOperatorCredentialsLabel)
+	}
+	var copied []string
+	for _, t := range targets {
+		if !slices.Contains(withheld, t) {
+			copied = append(copied, t)
+		}
+	}
+	return fmt.Sprintf("its contract is on %s, and the hypervisor operator's auth Secret on %s; withheld from %s (no %s=true on the namespace)",
+		all, strings.Join(copied, ", "), strings.Join(withheld, ", "), c5c3v1alpha1.HypervisorOperatorCredentialsLabel)
 }
 
 // perClusterMirror renders mirror for a cluster with its own user, and

@@ -135,10 +135,37 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		if err != nil {
 			return err
 		}
-		b = b.WatchesRawSource(mirrors).
+		// A compute cluster's owner grants or revokes the hypervisor
+		// operator's copy with a label on the namespace there.
+		namespaces, err := r.Registry.RemoteObjects(&corev1.Namespace{}, AuthOptInChanged, r.controlPlanesInNamespace)
+		if err != nil {
+			return err
+		}
+		b = b.WatchesRawSource(mirrors).WatchesRawSource(namespaces).
 			WatchesRawSource(r.Registry.AnyClusterChanges(func() client.ObjectList { return &c5c3v1alpha1.ControlPlaneList{} }))
 	}
 	return b.Complete(r)
+}
+
+// AuthOptInChanged tells whether a Namespace's update changed its answer
+// to the hypervisor operator's copy; other label and status changes of a
+// compute cluster's namespaces start no pass.
+func AuthOptInChanged(old, updated client.Object) bool {
+	return OptsInToAuthCopy(old.GetLabels()) != OptsInToAuthCopy(updated.GetLabels())
+}
+
+// controlPlanesInNamespace maps a compute cluster's Namespace to the
+// ControlPlanes of the same name's namespace here, whose copies go there.
+func (r *Reconciler) controlPlanesInNamespace(ctx context.Context, _ string, ns client.Object) []reconcile.Request {
+	list := &c5c3v1alpha1.ControlPlaneList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(ns.GetName())); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
 }
 
 // controlPlanesReading maps a Secret to the ControlPlanes in its namespace

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 )
@@ -64,6 +65,33 @@ func TestNovaGateChanged(t *testing.T) {
 			tc.change(updated)
 			if got := NovaGateChanged(old, updated); got != tc.want {
 				t.Errorf("NovaGateChanged = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAuthOptInChanged(t *testing.T) {
+	label := c5c3v1alpha1.HypervisorOperatorCredentialsLabel
+	ns := func(labels map[string]string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "openstack", Labels: labels}}
+	}
+	cases := []struct {
+		name         string
+		old, updated map[string]string
+		want         bool
+	}{
+		{"no labels either side", nil, nil, false},
+		{"another label changes", map[string]string{"a": "1"}, map[string]string{"a": "2"}, false},
+		{"the label is added", nil, map[string]string{label: "true"}, true},
+		{"the label is removed", map[string]string{label: "true"}, nil, true},
+		{"true becomes false", map[string]string{label: "true"}, map[string]string{label: "false"}, true},
+		{"the label stays, another changes", map[string]string{label: "true", "a": "1"}, map[string]string{label: "true"}, false},
+		{"a value that is not true is set", nil, map[string]string{label: "yes"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := AuthOptInChanged(ns(tc.old), ns(tc.updated)); got != tc.want {
+				t.Errorf("AuthOptInChanged = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/config/crd"
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
@@ -209,7 +210,7 @@ func (s *Stack) createNamespaces(ctx context.Context, _ *state) (string, error) 
 	for _, ns := range []string{testenv.WorkloadNamespace, clustersNamespace, OperatorNamespace} {
 		var labels map[string]string
 		if ns == testenv.WorkloadNamespace {
-			labels = testenv.WorkloadNamespaceLabels()
+			labels = map[string]string{novav1alpha1.PrivilegedPoolsLabel: "true"}
 		}
 		if err := ensureLabelledNamespace(ctx, c, ns, labels); err != nil {
 			return "", fmt.Errorf("namespace %s on %s: %w", ns, ManagementCluster, err)

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/config/crd"
 	webhookconfig "github.com/anvil/anvil/config/webhook"
@@ -225,10 +226,15 @@ func (e *Environment) startCluster(name, binDir string, crds []*apiextensionsv1.
 }
 
 // WorkloadNamespaceLabels are the labels WorkloadNamespace carries: the
-// opt-in to NovaCompute pools, which the operator refuses anywhere else.
-// A test that needs a namespace without it creates one of its own.
+// opt-in to NovaCompute pools, which the operator refuses anywhere else,
+// and, as on a privileged namespace the access chart creates, the request
+// for the hypervisor operator's credentials. A test that needs a namespace
+// without them creates one of its own, or removes the label for a while.
 func WorkloadNamespaceLabels() map[string]string {
-	return map[string]string{novav1alpha1.PrivilegedPoolsLabel: "true"}
+	return map[string]string{
+		novav1alpha1.PrivilegedPoolsLabel:               "true",
+		c5c3v1alpha1.HypervisorOperatorCredentialsLabel: "true",
+	}
 }
 
 // register writes the registration Secret of a compute cluster onto the
