@@ -79,7 +79,7 @@ kubeconfig.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.context, "context", "", "Kubeconfig context of the compute cluster to register (required).")
 	fl.StringVar(&f.opts.ClusterName, "name", "", "Name of the cluster, as targetClusterRef uses it; names the registration Secret (required).")
-	fl.StringVar(&f.opts.Namespaces, "namespaces", "", "Comma-separated namespaces Anvil may use on the compute cluster; the same list the chart was installed with. Empty registers the cluster cluster-wide.")
+	fl.StringVar(&f.opts.Namespaces, "namespaces", "", "Comma-separated namespaces Anvil may use on the compute cluster; the same list the chart was installed with. Empty registers the cluster cluster-wide, which an operator engages only with --allow-cluster-wide-registrations.")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "Path of the kubeconfig (default: $KUBECONFIG, then ~/.kube/config).")
 	fl.StringVar(&f.managementContext, "management-context", "", "Kubeconfig context of the management cluster (default: the current context).")
 	fl.StringVar(&f.opts.ClustersNamespace, "clusters-namespace", clusterreg.DefaultClustersNamespace, "Namespace of the registration Secrets on the management cluster.")

@@ -185,7 +185,7 @@ func engage(ctx context.Context, t *testing.T, e *testenv.Environment, name stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := targetcluster.New(mgr, targetcluster.Options{Namespace: e.ClustersNamespace})
+	reg := targetcluster.New(mgr, targetcluster.Options{Namespace: e.ClustersNamespace, AllowClusterWide: true})
 	if err := reg.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}

@@ -102,6 +102,10 @@ type Options struct {
 	// AllowedKeystoneHosts are the Keystone hosts a Nova may name besides
 	// its owning ControlPlane's; see keystonehosts.go.
 	AllowedKeystoneHosts []string
+	// AllowClusterWideRegistrations engages registration Secrets without a
+	// namespaces key, with a cluster-wide cache of that compute cluster.
+	// Off, they are refused; see targetcluster.CheckRegistrationScope.
+	AllowClusterWideRegistrations bool
 }
 
 // BindFlags registers the options on a flag set with their defaults.
@@ -127,6 +131,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "Port of the webhook server.")
 	fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", targetcluster.DefaultProbeInterval,
 		"How often the readiness of each compute cluster's apiserver is checked.")
+	fs.BoolVar(&o.AllowClusterWideRegistrations, "allow-cluster-wide-registrations", false,
+		"Engage registration Secrets that name no namespaces, caching every Secret and Node of their compute cluster; off, they are refused.")
 	fs.DurationVar(&o.PoolResync, "pool-resync-interval", novacompute.DefaultResync,
 		"How often a settled NovaCompute pool polls Nova, which cannot be watched.")
 	fs.Func("watch-namespaces",
@@ -321,7 +327,8 @@ func NewManager(cfg *rest.Config, o *Options) (ctrl.Manager, error) {
 // Setup adds the registry of compute clusters, every controller and, when
 // enabled, the admission webhooks to mgr. It returns the registry.
 func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Registry, error) {
-	reg := targetcluster.New(mgr, targetcluster.Options{Namespace: o.ClustersNamespace, ProbeInterval: o.ClusterProbeInterval})
+	reg := targetcluster.New(mgr, targetcluster.Options{Namespace: o.ClustersNamespace, ProbeInterval: o.ClusterProbeInterval,
+		AllowClusterWide: o.AllowClusterWideRegistrations})
 	if err := reg.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the target-cluster registry: %w", err)
 	}

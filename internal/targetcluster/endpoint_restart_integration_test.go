@@ -130,6 +130,13 @@ type registryLife struct {
 // own on the shared apiservers; stop ends it as a process exit would.
 func startRegistry(t *testing.T) *registryLife {
 	t.Helper()
+	return startRegistryIn(t, restartNamespace, true)
+}
+
+// startRegistryIn is startRegistry for the registrations in namespace,
+// engaging those without namespaces only when allowClusterWide is set.
+func startRegistryIn(t *testing.T, namespace string, allowClusterWide bool) *registryLife {
+	t.Helper()
 	skip := true
 	mgr, err := ctrl.NewManager(env.Management.Config, ctrl.Options{
 		Scheme:                 env.Scheme,
@@ -141,8 +148,8 @@ func startRegistry(t *testing.T) *registryLife {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := targetcluster.New(mgr, targetcluster.Options{Namespace: restartNamespace, ProbeInterval: time.Second, ProbeTimeout: time.Second,
-		AcknowledgementPoll: time.Second})
+	reg := targetcluster.New(mgr, targetcluster.Options{Namespace: namespace, ProbeInterval: time.Second, ProbeTimeout: time.Second,
+		AcknowledgementPoll: time.Second, AllowClusterWide: allowClusterWide})
 	if err := reg.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}

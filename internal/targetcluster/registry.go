@@ -63,6 +63,10 @@ type Options struct {
 	// clusters Namespace, which the registry does not watch. Zero means
 	// DefaultAcknowledgementPoll.
 	AcknowledgementPoll time.Duration
+	// AllowClusterWide engages a registration without a namespaces key,
+	// with a cluster-wide cache. Off, such a registration is refused
+	// (RefusedClusterWide).
+	AllowClusterWide bool
 }
 
 // Registry turns registration Secrets into clients for compute clusters. It
@@ -207,6 +211,9 @@ func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	}
 
 	reg, err := ParseRegistration(secret)
+	if err == nil {
+		err = CheckRegistrationScope(reg, r.opts.AllowClusterWide)
+	}
 	if err != nil {
 		refusal, _ := IsRefusal(err)
 		reason := string(RefusedInvalidKubeconfig)

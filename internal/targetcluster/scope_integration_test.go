@@ -3,7 +3,9 @@ package targetcluster_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -11,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/anvil/anvil/internal/dev/testenv"
@@ -102,4 +105,60 @@ func TestIntegrationScopeHoldsOnEveryRemoteWrite(t *testing.T) {
 		t.Errorf("a cluster-scoped write was refused: %v", err)
 	}
 	_ = a.Client.Delete(ctx, role)
+}
+
+// An operator that does not allow cluster-wide registrations refuses a
+// registration without namespaces, with an event that names the reason,
+// and engages the same cluster registered with namespaces.
+func TestIntegrationClusterWideRegistrationRefused(t *testing.T) {
+	testenv.Require(t, env)
+	ctx := context.Background()
+	const namespace, wide, scoped = "scope-clusters", "compute-a-everywhere", "compute-a-openstack"
+	if err := env.Management.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil &&
+		!apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	raw, err := env.ComputeCluster("compute-a").RegistrationKubeconfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, namespaces := range map[string]string{wide: "", scoped: testenv.WorkloadNamespace} {
+		s := targetcluster.BuildRegistrationSecret(name, namespace, raw, namespaces)
+		if err := env.Management.Client.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = env.Management.Client.Delete(ctx, s) })
+	}
+	reg := startRegistryIn(t, namespace, false).registry
+
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		_, err := reg.Resolve(scoped)
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatal("the registration with namespaces was not engaged")
+	}
+	var refused string
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		list := &corev1.EventList{}
+		if err := env.Management.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
+			return false, nil //nolint:nilerr // poll again
+		}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Name == wide && e.Reason == targetcluster.ReasonRegistrationRefused {
+				refused = e.Message
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatal("no RegistrationRefused event on the registration without namespaces")
+	}
+	if !strings.Contains(refused, string(targetcluster.RefusedClusterWide)) {
+		t.Errorf("the event %q does not name %s", refused, targetcluster.RefusedClusterWide)
+	}
+	if _, err := reg.Resolve(wide); !targetcluster.IsUnavailable(err) || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("Resolve = %v, want an unavailable error that says the registration was refused", err)
+	}
 }

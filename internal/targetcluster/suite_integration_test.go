@@ -71,6 +71,8 @@ func startOperator(t *testing.T) *operatorUnderTest {
 		ProbeTimeout:  time.Second,
 		// An acknowledgement on the Namespace is seen within a second.
 		AcknowledgementPoll: time.Second,
+		// testenv registers its compute clusters without a namespaces key.
+		AllowClusterWide: true,
 	})
 	if err := reg.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)

@@ -44,6 +44,10 @@ const (
 	// RefusedImpersonation: a user entry acts as someone else, so the
 	// rights Anvil works with are not those of the registered identity.
 	RefusedImpersonation RefusalReason = "Impersonation"
+	// RefusedClusterWide: the Secret names no namespaces, so the operator
+	// would cache and may write every namespace of the cluster, and the
+	// operator was not started to allow that.
+	RefusedClusterWide RefusalReason = "ClusterWide"
 )
 
 // RefusalError is returned for a registration Anvil will not use. Its
@@ -102,6 +106,20 @@ func ParseRegistration(secret *corev1.Secret) (*Registration, error) {
 		Kubeconfig: kc, Namespaces: namespaces, Hash: registrationHash(raw, rawNamespaces, scoped),
 		Endpoint: EndpointFingerprint(current.Server, current.CertificateAuthorityData),
 	}, nil
+}
+
+// CheckRegistrationScope refuses a registration that names no namespaces
+// unless the operator allows cluster-wide registrations. A cluster-wide
+// cache holds every Secret and Node of the cluster, which one compute
+// cluster can grow without bound, and a cluster-wide scope lets a
+// management namespace place children in any namespace there; so it is
+// the operator's choice, not the registrant's.
+func CheckRegistrationScope(reg *Registration, allowClusterWide bool) error {
+	if len(reg.Namespaces) > 0 || allowClusterWide {
+		return nil
+	}
+	return refuse(RefusedClusterWide, "the Secret has no %q key, and this operator engages only registrations scoped to namespaces "+
+		"(its flag --allow-cluster-wide-registrations is off)", NamespacesKey)
 }
 
 // registrationHash is SHA-256 over the kubeconfig, plus a NUL and the raw

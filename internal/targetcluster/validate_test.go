@@ -131,3 +131,31 @@ func TestRegistrationHash(t *testing.T) {
 		seen[h] = name
 	}
 }
+
+func TestCheckRegistrationScope(t *testing.T) {
+	tests := []struct {
+		name       string
+		namespaces []string
+		allow      bool
+		refused    bool
+	}{
+		{name: "scoped, cluster-wide not allowed", namespaces: []string{"openstack"}},
+		{name: "scoped, cluster-wide allowed", namespaces: []string{"openstack", "ovn"}, allow: true},
+		{name: "no namespaces, not allowed", refused: true},
+		{name: "no namespaces, allowed", allow: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckRegistrationScope(&Registration{Namespaces: tt.namespaces}, tt.allow)
+			refusal, isRefusal := IsRefusal(err)
+			switch {
+			case !tt.refused && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.refused && (!isRefusal || refusal.Reason != RefusedClusterWide):
+				t.Fatalf("got %v, want a %s refusal", err, RefusedClusterWide)
+			case tt.refused && !strings.Contains(err.Error(), "--allow-cluster-wide-registrations"):
+				t.Errorf("the refusal %q does not name the flag that allows it", err)
+			}
+		})
+	}
+}

@@ -132,6 +132,8 @@ func newOperator(t *testing.T, e *testenv.Environment, extra ...string) *operato
 		"--clusters-namespace=" + e.ClustersNamespace,
 		// The namespace the chaos suite works in, as the chart names its own.
 		"--watch-namespaces=" + ns,
+		// testenv registers its compute clusters without a namespaces key.
+		"--allow-cluster-wide-registrations",
 		"--enable-webhooks=true",
 		"--webhook-cert-dir=" + wh.CertDir,
 		"--webhook-port=" + strconv.Itoa(wh.Port),

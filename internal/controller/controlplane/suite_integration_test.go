@@ -62,6 +62,8 @@ func startOperator(tb testing.TB) *testenv.Environment {
 		registry, err = operator.Setup(context.Background(), mgr, &operator.Options{
 			ClustersNamespace: e.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second,
 			AllowedKeystoneHosts: suiteKeystoneHosts(tb),
+			// testenv registers its compute clusters without a namespaces key.
+			AllowClusterWideRegistrations: true,
 		})
 		if err != nil {
 			tb.Fatal(err)

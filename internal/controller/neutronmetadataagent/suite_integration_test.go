@@ -62,7 +62,9 @@ func startOperator(t *testing.T) *testenv.Environment {
 				t.Fatal(err)
 			}
 		}
-		reg := targetcluster.New(mgr, targetcluster.Options{Namespace: e.ClustersNamespace, ProbeInterval: time.Second})
+		reg := targetcluster.New(mgr, targetcluster.Options{Namespace: e.ClustersNamespace, ProbeInterval: time.Second,
+			// testenv registers its compute clusters without a namespaces key.
+			AllowClusterWide: true})
 		if err := reg.SetupWithManager(mgr); err != nil {
 			t.Fatal(err)
 		}

@@ -111,6 +111,8 @@ func startStack(t *testing.T) *testenv.Environment {
 			// local Keystone, which an operator must then allow by host and
 			// port; any other port on 127.0.0.1 stays refused.
 			AllowedKeystoneHosts: cloud.KeystoneHosts(t),
+			// testenv registers its compute clusters without a namespaces key.
+			AllowClusterWideRegistrations: true,
 		})
 		if err != nil {
 			t.Fatal(err)

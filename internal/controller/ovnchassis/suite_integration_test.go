@@ -88,6 +88,8 @@ func startStack(t *testing.T) *testenv.Environment {
 		}
 		registry, err := operator.Setup(ctx, mgr, &operator.Options{
 			ClustersNamespace: e.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second,
+			// testenv registers its compute clusters without a namespaces key.
+			AllowClusterWideRegistrations: true,
 		})
 		if err != nil {
 			t.Fatal(err)

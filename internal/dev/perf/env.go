@@ -73,6 +73,8 @@ func (s *Stack) startOperator(ctx context.Context, logs io.Writer, more func(*op
 	opts := &operator.Options{
 		ClustersNamespace: s.Env.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second,
 		AllowedKeystoneHosts: fixtureKeystoneHosts,
+		// testenv registers its compute clusters without a namespaces key.
+		AllowClusterWideRegistrations: true,
 	}
 	if more != nil {
 		more(opts)

@@ -168,6 +168,8 @@ func (s *idleStack) startOperator(ctx context.Context, logs io.Writer) error {
 		ClustersNamespace: s.env.ClustersNamespace, EnableWebhooks: true,
 		ClusterProbeInterval: targetcluster.DefaultProbeInterval, PoolResync: novacompute.DefaultResync,
 		AllowedKeystoneHosts: keystoneHosts,
+		// testenv registers its compute clusters without a namespaces key.
+		AllowClusterWideRegistrations: true,
 	})
 	if err != nil {
 		return err

@@ -84,6 +84,8 @@ func StartOperatorProcess(ctx context.Context, env *testenv.Environment, binary,
 		"--health-probe-bind-address="+op.health,
 		"--clusters-namespace="+env.ClustersNamespace,
 		"--watch-namespaces="+Namespace,
+		// testenv registers its compute clusters without a namespaces key.
+		"--allow-cluster-wide-registrations",
 		"--enable-webhooks=true", "--webhook-cert-dir="+wh.CertDir, "--webhook-port="+strconv.Itoa(wh.Port),
 		"--allowed-keystone-hosts="+strings.Join(fixtureKeystoneHosts, ","),
 	)
