@@ -168,6 +168,21 @@ const (
 	// HypervisorOperatorRole is the one role the account holds, on its
 	// project: Nova and Placement read it as cloud admin.
 	HypervisorOperatorRole = "admin"
+	// HypervisorOperatorUserPrefix names, with credentials: PerCluster, a
+	// compute cluster's own hypervisor operator user in the admin domain:
+	// hypervisor-operator-<cluster>. It holds HypervisorOperatorRole on
+	// HypervisorOperatorProject, and that cluster's copy of the auth Secret
+	// names it.
+	HypervisorOperatorUserPrefix = "hypervisor-operator-"
+	// HypervisorOperatorCredentialsInfix names the password Secret of a
+	// compute cluster's own hypervisor operator user:
+	// {cp}-nova-hypervisor-operator-credentials-<cluster>, key password.
+	// Deleting it, or the reissue annotation naming the cluster, gives that
+	// user a new password.
+	HypervisorOperatorCredentialsInfix = "-nova-hypervisor-operator-credentials-"
+	// HypervisorOperatorClusterLabel names the compute cluster a
+	// HypervisorOperatorCredentialsInfix Secret belongs to.
+	HypervisorOperatorClusterLabel = "c5c3.io/hypervisor-operator-cluster"
 	// ComputeCredentialsInfix names the password Secret of a compute
 	// cluster's own user: {cp}-nova-compute-credentials-<cluster>, key
 	// password. Deleting it reissues that cluster's credentials.
@@ -179,8 +194,10 @@ const (
 	// credentials Secret belongs to.
 	ComputeClusterLabel = "c5c3.io/compute-cluster"
 	// ReissueComputeCredentialsAnnotation, set on a ControlPlane to
-	// "<cluster>@<token>", revokes that cluster's credentials and issues
-	// new ones, once per token; other clusters are not touched.
+	// "<cluster>@<token>", revokes that cluster's credentials (its
+	// nova-compute user's and, with the hypervisor operator's account, its
+	// hypervisor operator user's) and issues new ones, once per token;
+	// other clusters are not touched.
 	ReissueComputeCredentialsAnnotation = "c5c3.io/reissue-compute-credentials"
 	// ReissueTokenAnnotation on a per-cluster credentials Secret records
 	// the token of the request it was issued for.

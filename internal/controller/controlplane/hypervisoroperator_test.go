@@ -225,3 +225,52 @@ func TestDescribeDeliveries(t *testing.T) {
 		})
 	}
 }
+
+func TestKeepClusterHypervisorOperators(t *testing.T) {
+	targets := []string{"a", "b", "c"}
+	tests := []struct {
+		name              string
+		wanted, delivered bool
+		targets, withheld []string
+		wantKeep          []string
+		wantDecided       bool
+	}{
+		{name: "not wanted: every user goes", targets: targets, wantDecided: true},
+		{name: "not wanted, even when delivered", delivered: true, targets: targets, wantDecided: true},
+		{name: "wanted, not delivered in this pass: nothing is decided", wanted: true, targets: targets},
+		{name: "wanted and delivered: every target keeps its user", wanted: true, delivered: true, targets: targets,
+			wantKeep: targets, wantDecided: true},
+		{name: "a target that withholds the copy loses its user", wanted: true, delivered: true, targets: targets,
+			withheld: []string{"b"}, wantKeep: []string{"a", "c"}, wantDecided: true},
+		{name: "no target left", wanted: true, delivered: true, wantDecided: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keep, decided := KeepClusterHypervisorOperators(tt.wanted, tt.delivered, tt.targets, tt.withheld)
+			if decided != tt.wantDecided || !slices.Equal(keep, tt.wantKeep) {
+				t.Errorf("KeepClusterHypervisorOperators = %v, %v; want %v, %v", keep, decided, tt.wantKeep, tt.wantDecided)
+			}
+		})
+	}
+}
+
+func TestAuthForUser(t *testing.T) {
+	cp := &c5c3v1alpha1.ControlPlane{}
+	cp.Spec.Services.Keystone = &c5c3v1alpha1.KeystoneSpec{InternalEndpoint: "https://keystone.openstack.svc:5000/v3"}
+	shared := BuildHypervisorOperatorAuth(cp, "Default", "shared-password")
+	got := AuthForUser(shared, "hypervisor-operator-compute-a", "own-password")
+	if string(got[authUsernameKey]) != "hypervisor-operator-compute-a" || string(got[authPasswordKey]) != "own-password" {
+		t.Errorf("the copy logs in as %s with another password than its own", got[authUsernameKey])
+	}
+	for _, k := range []string{authURLKey, authUserDomainKey, authProjectKey, authProjectDomainKey, authRegionKey} {
+		if string(got[k]) != string(shared[k]) {
+			t.Errorf("%s = %q, want the shared account's %q", k, got[k], shared[k])
+		}
+	}
+	if len(got) != len(shared) {
+		t.Errorf("the copy has %d keys, the shared Secret %d", len(got), len(shared))
+	}
+	if string(shared[authUsernameKey]) != c5c3v1alpha1.HypervisorOperatorUser || string(shared[authPasswordKey]) != "shared-password" {
+		t.Error("AuthForUser changed the shared data")
+	}
+}

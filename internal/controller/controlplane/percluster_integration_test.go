@@ -40,15 +40,18 @@ func mirrorCredentials(t *testing.T, s *corev1.Secret) openstack.Credentials {
 		Password: string(s.Data["password"]), ProjectName: "service", UserDomainName: "Default", ProjectDomainName: "Default", CABundle: ca}
 }
 
-// With PerCluster, each compute cluster's mirror authenticates as a
-// Keystone user of its own; revoking one cluster's credentials leaves the
-// other's mirror byte for byte as it was; the last pool leaving a cluster
-// deletes its user.
+// With PerCluster, each compute cluster's mirror, and its copy of the
+// hypervisor operator's auth Secret, authenticate as Keystone users of its
+// own; revoking one cluster's credentials leaves the other's copies byte
+// for byte as they were; withdrawing a cluster's auth copy deletes its
+// hypervisor operator user; the last pool leaving a cluster deletes its
+// users.
 func TestIntegrationPerClusterCredentials(t *testing.T) {
 	e := startOperator(t)
 	openstacktest.Require(t, cloud)
 	ctx := context.Background()
 	const name = "pc"
+	removeLeftoverAccount(t)
 	admin := cloud.AdminCredentials()
 	putSecret(t, name+"-keystone-admin", map[string]string{"password": admin.Password, "username": admin.Username, "project_name": admin.ProjectName})
 	// The nova service user's password stays the suite's made-up one: the
@@ -59,6 +62,7 @@ func TestIntegrationPerClusterCredentials(t *testing.T) {
 	ks.InternalEndpoint, ks.PublicEndpoint = cloud.Endpoints[localcloud.KeystoneURL], cloud.Endpoints[localcloud.KeystonePublicURL]
 	ks.AdminCredentialsSecretRef = &anvilmeta.LocalObjectReference{Name: name + "-keystone-admin"}
 	cp.Spec.Services.Nova.RemoteCompute.Credentials = c5c3v1alpha1.PerClusterCredentials
+	cp.Spec.Services.Nova.HypervisorOperator = &c5c3v1alpha1.HypervisorOperatorSpec{}
 	// compute-b's password is planted beforehand with Anvil's ownership
 	// labels; Anvil must not set it on compute-b's user.
 	const planted = "a-cluster-password-somebody-else-chose"
@@ -88,6 +92,13 @@ func TestIntegrationPerClusterCredentials(t *testing.T) {
 		}
 	}
 	leaks := []string{admin.Password, credsA.Password, credsB.Password}
+	authName := name + "-nova-hypervisor-operator-auth"
+	authA, authB := assertOwnHypervisorOperator(t, "compute-a", authName), assertOwnHypervisorOperator(t, "compute-b", authName)
+	if authA.Password == authB.Password {
+		t.Error("both clusters' hypervisor operator users have the same password")
+	}
+	leaks = append(leaks, authA.Password, authB.Password, string(localSecret(t, authName).Data["password"]))
+	authCopyB := mustRemote(t, "compute-b", authName)
 
 	// Revoke compute-a alone.
 	patchControlPlane(t, name, func(cp *c5c3v1alpha1.ControlPlane) {
@@ -113,12 +124,41 @@ func TestIntegrationPerClusterCredentials(t *testing.T) {
 	if after := mustRemote(t, "compute-b", mirror); after.ResourceVersion != b.ResourceVersion || !maps.EqualFunc(after.Data, b.Data, bytes.Equal) {
 		t.Error("revoking compute-a rewrote compute-b's mirror")
 	}
+	// The same request renews compute-a's hypervisor operator user.
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		s, err := remoteSecret(t, "compute-a", authName)
+		return err == nil && string(s.Data["password"]) != authA.Password, nil
+	})
+	if err != nil {
+		t.Fatal("compute-a's auth copy never got a new password")
+	}
+	newAuthA := assertOwnHypervisorOperator(t, "compute-a", authName)
+	leaks = append(leaks, newAuthA.Password)
+	if _, err := openstack.NewIdentitySession(ctx, authA); err == nil {
+		t.Error("compute-a's old hypervisor operator password still logs in")
+	}
+	if after := mustRemote(t, "compute-b", authName); after.ResourceVersion != authCopyB.ResourceVersion {
+		t.Error("revoking compute-a rewrote compute-b's auth copy")
+	}
+
+	// Withdrawing compute-a's copy deletes its user; granting it again
+	// issues one that logs in.
+	setAuthOptIn(t, false)
+	t.Cleanup(func() { setAuthOptIn(t, true) })
+	waitNoUser(t, "hypervisor-operator-compute-a")
+	waitGone(t, func() error { _, err := remoteSecret(t, "compute-a", authName); return err })
+	setAuthOptIn(t, true)
+	leaks = append(leaks, assertOwnHypervisorOperator(t, "compute-a", authName).Password)
 
 	// The last pool leaving compute-b takes its user.
 	if err := e.Management.Client.Delete(ctx, poolB); err != nil {
 		t.Fatal(err)
 	}
 	waitNoUser(t, "nova-compute-compute-b")
+	waitNoUser(t, "hypervisor-operator-compute-b")
+	waitGone(t, func() error {
+		return e.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name + "-nova-hypervisor-operator-credentials-compute-b"}, &corev1.Secret{})
+	})
 	waitGone(t, func() error {
 		return e.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: credsNameB}, &corev1.Secret{})
 	})
@@ -129,7 +169,31 @@ func TestIntegrationPerClusterCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitNoUser(t, "nova-compute-compute-a")
+	waitNoUser(t, "hypervisor-operator-compute-a")
+	assertAccountRole(t, false)
 	testenv.AssertNoLeak(t, append([]string{logs.String()}, e.Management.EventMessages(t)...), leaks)
+}
+
+// assertOwnHypervisorOperator waits for a cluster's auth copy to name the
+// cluster's own user, and checks that it logs in; it returns the copy's
+// credentials.
+func assertOwnHypervisorOperator(t *testing.T, cluster, authName string) openstack.Credentials {
+	t.Helper()
+	want := "hypervisor-operator-" + cluster
+	var copied *corev1.Secret
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		s, err := remoteSecret(t, cluster, authName)
+		copied = s
+		return err == nil && string(s.Data["username"]) == want, nil
+	})
+	if err != nil {
+		t.Fatalf("the auth copy on %s never named %s", cluster, want)
+	}
+	creds := authCredentials(t, copied)
+	if _, err := openstack.NewIdentitySession(context.Background(), creds); err != nil {
+		t.Errorf("%s cannot log in with the copy on %s: %v", want, cluster, err)
+	}
+	return creds
 }
 
 func mustRemote(t *testing.T, cluster, name string) *corev1.Secret {

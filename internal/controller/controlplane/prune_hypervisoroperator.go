@@ -75,13 +75,16 @@ func (r *Reconciler) releaseFinalizer(ctx context.Context, p *pass) (flow.Outcom
 	if r.hasHypervisorOperatorSecrets(ctx, cp) {
 		return flow.Continue, nil
 	}
-	list := &corev1.SecretList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(cp.Namespace), client.HasLabels{c5c3v1alpha1.ComputeClusterLabel}); err != nil {
-		return flow.Continue, err
-	}
-	for i := range list.Items {
-		if targetcluster.Controls(cp, &list.Items[i], r.Scheme) {
-			return flow.Continue, nil
+	// Every per-cluster password Secret left stands for a user to delete.
+	for _, label := range []string{c5c3v1alpha1.ComputeClusterLabel, c5c3v1alpha1.HypervisorOperatorClusterLabel} {
+		list := &corev1.SecretList{}
+		if err := r.Client.List(ctx, list, client.InNamespace(cp.Namespace), client.HasLabels{label}); err != nil {
+			return flow.Continue, err
+		}
+		for i := range list.Items {
+			if targetcluster.Controls(cp, &list.Items[i], r.Scheme) {
+				return flow.Continue, nil
+			}
 		}
 	}
 	return flow.Continue, r.removeFinalizer(ctx, cp)

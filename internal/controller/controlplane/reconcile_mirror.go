@@ -132,6 +132,9 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 	}
 	if p.hvoAuth != nil {
 		p.authWithheld = r.markAuthCopies(ctx, cp.Namespace, ready)
+		if PerCluster(cp) {
+			ready = r.perClusterAuth(ctx, p, ready)
+		}
 	}
 	p.mirrorHashes = map[string]string{}
 	for i, res := range r.deliverAll(ctx, cp, ready, p.hvoAuth) {
@@ -151,12 +154,14 @@ const withheldRequeue = time.Minute
 const deliveryParallelism = 32
 
 // delivery is one cluster's rendered mirror and the hash of its data, and
-// whether the cluster gets the hypervisor operator's auth Secret.
+// whether the cluster gets the hypervisor operator's auth Secret, with
+// authData when its copy names a user of its own.
 type delivery struct {
-	cluster string
-	mirror  *corev1.Secret
-	hash    string
-	auth    bool
+	cluster  string
+	mirror   *corev1.Secret
+	hash     string
+	auth     bool
+	authData map[string][]byte
 }
 
 // deliverAll writes each delivery's mirror to its cluster, several
@@ -174,9 +179,12 @@ func (r *Reconciler) deliverAll(ctx context.Context, cp *c5c3v1alpha1.ControlPla
 			defer func() { <-slots; wg.Done() }()
 			res := r.mirrorTo(ctx, cp, d.cluster, d.mirror)
 			if res == nil && auth != nil {
-				if d.auth {
+				switch {
+				case d.authData != nil:
+					res = r.copyAuthTo(ctx, cp, d.cluster, d.authData)
+				case d.auth:
 					res = r.copyAuthTo(ctx, cp, d.cluster, auth)
-				} else {
+				default:
 					res = r.withdrawAuthCopy(ctx, cp, d.cluster)
 				}
 			}

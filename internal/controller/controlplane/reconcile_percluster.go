@@ -69,10 +69,16 @@ func (r *Reconciler) renderForCluster(ctx context.Context, p *pass, cluster stri
 	return nil
 }
 
-// clusterPassword returns a cluster's password, generating its Secret when
-// there is none, and a new password when the ControlPlane asks to reissue
-// it with a token the Secret was not issued for.
+// clusterPassword returns a cluster's nova-compute password.
 func (r *Reconciler) clusterPassword(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string) (string, error) {
+	return r.issuedPassword(ctx, cp, cluster, ComputeCredentialsName(cp, cluster), c5c3v1alpha1.ComputeClusterLabel)
+}
+
+// issuedPassword returns the password in a cluster's credentials Secret
+// name, generating the Secret, labelled label=cluster, when there is none,
+// and a new password when the ControlPlane asks to reissue the cluster's
+// credentials with a token the Secret was not issued for.
+func (r *Reconciler) issuedPassword(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster, name, label string) (string, error) {
 	password, err := randomSecret()
 	if err != nil {
 		return "", err
@@ -80,8 +86,8 @@ func (r *Reconciler) clusterPassword(ctx context.Context, cp *c5c3v1alpha1.Contr
 	token := ReissueToken(cp, cluster)
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: ComputeCredentialsName(cp, cluster), Namespace: cp.Namespace,
-			Labels:      map[string]string{c5c3v1alpha1.ComputeClusterLabel: cluster},
+			Name: name, Namespace: cp.Namespace,
+			Labels:      map[string]string{label: cluster},
 			Annotations: map[string]string{c5c3v1alpha1.ReissueTokenAnnotation: token},
 		},
 		Type: corev1.SecretTypeOpaque,
@@ -145,7 +151,8 @@ func ensureClusterUser(ctx context.Context, ks openstack.Accounts, name, passwor
 
 // reconcileClusterCredentials deletes the users, and their Secrets, of
 // clusters that no longer get their own: a cluster without the Nova's
-// pools, or every cluster once PerCluster is off or the ControlPlane goes.
+// pools, or every cluster once PerCluster is off or the ControlPlane goes;
+// and, the same way, the clusters' own hypervisor operator users.
 func (r *Reconciler) reconcileClusterCredentials(ctx context.Context, p *pass) (flow.Outcome, error) {
 	list := &corev1.SecretList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(p.cp.Namespace), client.HasLabels{c5c3v1alpha1.ComputeClusterLabel}); err != nil {
@@ -171,6 +178,9 @@ func (r *Reconciler) reconcileClusterCredentials(ctx context.Context, p *pass) (
 		}
 		p.cp.Status.GeneratedSecrets = ForgetGenerated(p.cp.Status.GeneratedSecrets, s.Name)
 	}
+	if err := r.pruneClusterHypervisorOperators(ctx, p); err != nil {
+		return flow.Continue, err
+	}
 	if !p.cp.DeletionTimestamp.IsZero() && controllerutil.ContainsFinalizer(p.cp, c5c3v1alpha1.AccountsFinalizer) {
 		return flow.Continue, r.deleteTargetUsers(ctx, p)
 	}
@@ -188,6 +198,9 @@ func (r *Reconciler) deleteTargetUsers(ctx context.Context, p *pass) error {
 	for _, cluster := range targets {
 		if err := r.deleteClusterUser(ctx, p, cluster); err != nil {
 			return clusterUserError(cluster, err)
+		}
+		if err := r.deleteClusterHypervisorOperator(ctx, p, cluster); err != nil {
+			return clusterHypervisorOperatorError(cluster, err)
 		}
 	}
 	return nil
