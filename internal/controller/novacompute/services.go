@@ -126,7 +126,7 @@ type ServiceDecision struct {
 //  5. A Draining node without a service is dropped. An enabled service is
 //     disabled first; one someone else disabled keeps its reason. Then
 //     the servers are counted: with servers left the node waits 30 s,
-//     with none it is Releasing and looked at again in 10 s.
+//     with none it is Releasing and looked at again in 1 s.
 //  6. A Releasing node without a service, or handed over, is dropped
 //     without a call. Otherwise, while a pod of the pool runs on the node
 //     it waits 10 s; once the pod is gone the service is deleted and the
@@ -200,8 +200,14 @@ func decideDraining(obs ServiceObs) ServiceDecision {
 		n := int32(*obs.Servers) //nolint:gosec // a host runs far fewer than 2^31 servers
 		return ServiceDecision{Phase: draining, Bucket: BucketDraining, Instances: &n, Requeue: nodeWaitRequeue}
 	}
-	return ServiceDecision{Phase: novav1alpha1.NodeReleasing, Requeue: shortRequeue}
+	return ServiceDecision{Phase: novav1alpha1.NodeReleasing, Requeue: releaseRequeue}
 }
+
+// releaseRequeue is how soon the pass after a node turns Releasing comes.
+// The DaemonSet step runs before this one and so still kept the node's pod;
+// only the next pass renders the DaemonSet without it, and no event starts
+// that pass (status writes do not), so a longer wait is pure delay.
+const releaseRequeue = time.Second
 
 // decideReleasing is rule 6.
 func decideReleasing(obs ServiceObs) ServiceDecision {
