@@ -97,6 +97,10 @@ type pass struct {
 	// hvoAuth is the data of the hypervisor operator's auth Secret, which
 	// the delivery step copies; nil while the account is not asked for.
 	hvoAuth map[string][]byte
+	// hvoDomainID and hvoProjectID are where the shared account lives, so
+	// that each cluster's own user joins it without looking them up again.
+	// Set by HypervisorOperator with hvoAuth.
+	hvoDomainID, hvoProjectID string
 	// targets are the compute clusters of the Nova's pools, and pools the
 	// pools in its namespace. Set by Mirrors.
 	targets []string

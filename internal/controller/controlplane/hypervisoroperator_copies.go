@@ -72,13 +72,9 @@ func (r *Reconciler) withdrawAuthCopy(ctx context.Context, cp *c5c3v1alpha1.Cont
 		(err == nil && !targetcluster.Controls(cp, cached, r.Scheme)) {
 		return nil
 	}
-	copied := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cp.Namespace}}
-	deleted, err := children.DeleteIf(ctx, copied, func(live client.Object) bool {
-		return live.GetLabels()[c5c3v1alpha1.ComputeConfigMirrorLabel] == "true" && targetcluster.Controls(cp, live, r.Scheme)
-	})
-	if err != nil {
-		return &clusterResult{cluster, c5c3v1alpha1.HypervisorOperatorErrorReason,
-			fmt.Sprintf("on %s: deleting Secret %s/%s: %s", cluster, cp.Namespace, name, err.Error())}
+	deleted, res := r.deleteAuthCopy(ctx, cp, cluster, children)
+	if res != nil {
+		return res
 	}
 	if deleted {
 		r.Recorder.Eventf(cp, nil, corev1.EventTypeNormal, c5c3v1alpha1.HypervisorOperatorCopyWithdrawnEvent, "Delete",
@@ -86,4 +82,19 @@ func (r *Reconciler) withdrawAuthCopy(ctx context.Context, cp *c5c3v1alpha1.Cont
 			cp.Namespace, name, cluster, cp.Namespace, c5c3v1alpha1.HypervisorOperatorCredentialsLabel)
 	}
 	return nil
+}
+
+// deleteAuthCopy deletes the auth Secret's copy on one cluster if this
+// ControlPlane owns it and it carries the mirror label; a copy someone else
+// made is never touched. It tells whether it deleted one.
+func (r *Reconciler) deleteAuthCopy(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, children *targetcluster.Children) (bool, *clusterResult) {
+	copied := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: HypervisorOperatorAuthName(cp), Namespace: cp.Namespace}}
+	deleted, err := children.DeleteIf(ctx, copied, func(live client.Object) bool {
+		return live.GetLabels()[c5c3v1alpha1.ComputeConfigMirrorLabel] == "true" && targetcluster.Controls(cp, live, r.Scheme)
+	})
+	if err != nil {
+		return false, &clusterResult{cluster, c5c3v1alpha1.HypervisorOperatorErrorReason,
+			fmt.Sprintf("on %s: deleting Secret %s/%s: %s", cluster, copied.Namespace, copied.Name, err.Error())}
+	}
+	return deleted, nil
 }

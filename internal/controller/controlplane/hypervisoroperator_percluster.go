@@ -86,7 +86,8 @@ func (r *Reconciler) perClusterAuth(ctx context.Context, p *pass, ready []delive
 
 // clusterAuth returns the auth data of one cluster's copy: its own user,
 // created or brought up to date in Keystone, with the role of the shared
-// account on the shared project. Keystone is told the password only when
+// account on the shared project, both of which provisionHypervisorOperator
+// made ready in this pass. Keystone is told the password only when
 // the copy on the cluster does not already carry it.
 func (r *Reconciler) clusterAuth(ctx context.Context, p *pass, cluster string) (map[string][]byte, error) {
 	cp := p.cp
@@ -99,22 +100,13 @@ func (r *Reconciler) clusterAuth(ctx context.Context, p *pass, cluster string) (
 	if err != nil {
 		return nil, err
 	}
-	domainID, err := ks.DomainID(ctx, p.adminDomain)
-	if err != nil {
-		return nil, err
-	}
-	mark := AccountDescription(cp)
-	projectID, err := ensureProject(ctx, ks, c5c3v1alpha1.HypervisorOperatorProject, domainID, mark)
-	if err != nil {
-		return nil, err
-	}
 	user := HypervisorOperatorUserName(cluster)
 	delivered := r.copiedPassword(ctx, cp, cluster) == password
-	userID, err := ensureUser(ctx, ks, user, domainID, password, !delivered, mark)
+	userID, err := ensureUser(ctx, ks, user, p.hvoDomainID, password, !delivered, AccountDescription(cp))
 	if err != nil {
 		return nil, err
 	}
-	if err := grantRole(ctx, ks, c5c3v1alpha1.HypervisorOperatorRole, userID, projectID); err != nil {
+	if err := grantRole(ctx, ks, c5c3v1alpha1.HypervisorOperatorRole, userID, p.hvoProjectID); err != nil {
 		return nil, err
 	}
 	return AuthForUser(p.hvoAuth, user, password), nil
@@ -166,15 +158,7 @@ func (r *Reconciler) pruneClusterHypervisorOperators(ctx context.Context, p *pas
 // deleteClusterHypervisorOperator deletes a cluster's own hypervisor
 // operator user if it carries this ControlPlane's mark.
 func (r *Reconciler) deleteClusterHypervisorOperator(ctx context.Context, p *pass, cluster string) error {
-	ks, err := r.accounts(ctx, p)
-	if err != nil {
-		return err
-	}
-	domainID, err := ks.DomainID(ctx, p.adminDomain)
-	if err != nil || domainID == "" {
-		return err
-	}
-	return deleteMarkedUser(ctx, ks, HypervisorOperatorUserName(cluster), domainID, AccountDescription(p.cp))
+	return r.deleteAccountUser(ctx, p, p.adminDomain, HypervisorOperatorUserName(cluster))
 }
 
 // clusterHypervisorOperatorError files a failed deletion of a cluster's

@@ -88,9 +88,11 @@ func (r *Reconciler) provisionHypervisorOperator(ctx context.Context, p *pass) (
 	// Keystone is told the password only when the auth Secret does not
 	// already carry it: a settled account costs reads, never a write.
 	delivered := r.deliveredPassword(ctx, cp)
-	if err := ensureAccount(ctx, keystone, domainID, password, delivered != password, AccountDescription(cp)); err != nil {
+	projectID, err := ensureAccount(ctx, keystone, domainID, password, delivered != password, AccountDescription(cp))
+	if err != nil {
 		return nil, err
 	}
+	p.hvoDomainID, p.hvoProjectID = domainID, projectID
 	data := BuildHypervisorOperatorAuth(cp, p.adminDomain, password)
 	auth := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: HypervisorOperatorAuthName(cp), Namespace: cp.Namespace}, Type: corev1.SecretTypeOpaque, Data: data}
 	if err := targetcluster.LocalChildren(r.Client).Apply(ctx, r.Scheme, cp, auth); err != nil {
@@ -211,16 +213,16 @@ func (e *ForeignAccountError) Error() string {
 // ensureAccount creates the project and the user, sets the password when
 // asked to, and grants the role. Every call is a read unless something is
 // missing.
-func ensureAccount(ctx context.Context, ks openstack.Accounts, domainID, password string, setPassword bool, mark string) error {
+func ensureAccount(ctx context.Context, ks openstack.Accounts, domainID, password string, setPassword bool, mark string) (string, error) {
 	projectID, err := ensureProject(ctx, ks, c5c3v1alpha1.HypervisorOperatorProject, domainID, mark)
 	if err != nil {
-		return err
+		return "", err
 	}
 	userID, err := ensureUser(ctx, ks, c5c3v1alpha1.HypervisorOperatorUser, domainID, password, setPassword, mark)
 	if err != nil {
-		return err
+		return "", err
 	}
-	return grantRole(ctx, ks, c5c3v1alpha1.HypervisorOperatorRole, userID, projectID)
+	return projectID, grantRole(ctx, ks, c5c3v1alpha1.HypervisorOperatorRole, userID, projectID)
 }
 
 // ensureUser returns the ID of the marked user, creating it with password

@@ -338,13 +338,8 @@ func (r *Reconciler) pruneAuthCopies(ctx context.Context, cp *c5c3v1alpha1.Contr
 			results = append(results, clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()})
 			continue
 		}
-		copied := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: HypervisorOperatorAuthName(cp), Namespace: cp.Namespace}}
-		_, err = children.DeleteIf(ctx, copied, func(live client.Object) bool {
-			return live.GetLabels()[c5c3v1alpha1.ComputeConfigMirrorLabel] == "true" && targetcluster.Controls(cp, live, r.Scheme)
-		})
-		if err != nil {
-			results = append(results, clusterResult{cluster, c5c3v1alpha1.HypervisorOperatorErrorReason,
-				fmt.Sprintf("on %s: deleting Secret %s/%s: %s", cluster, copied.Namespace, copied.Name, err.Error())})
+		if _, res := r.deleteAuthCopy(ctx, cp, cluster, children); res != nil {
+			results = append(results, *res)
 		}
 	}
 	return results

@@ -214,13 +214,20 @@ func clusterUserError(cluster string, err error) error {
 
 // deleteClusterUser deletes a cluster's user if it carries the mark.
 func (r *Reconciler) deleteClusterUser(ctx context.Context, p *pass, cluster string) error {
+	return r.deleteAccountUser(ctx, p, novaServiceDomain, ComputeUserName(cluster))
+}
+
+// deleteAccountUser deletes the user of that name in the named domain if
+// it carries this ControlPlane's mark. A domain that does not exist holds
+// no such user.
+func (r *Reconciler) deleteAccountUser(ctx context.Context, p *pass, domain, user string) error {
 	ks, err := r.accounts(ctx, p)
 	if err != nil {
 		return err
 	}
-	domainID, err := ks.DomainID(ctx, novaServiceDomain)
-	if err != nil {
+	domainID, err := ks.DomainID(ctx, domain)
+	if err != nil || domainID == "" {
 		return err
 	}
-	return deleteMarkedUser(ctx, ks, ComputeUserName(cluster), domainID, AccountDescription(p.cp))
+	return deleteMarkedUser(ctx, ks, user, domainID, AccountDescription(p.cp))
 }
