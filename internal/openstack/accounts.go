@@ -30,6 +30,9 @@ type Accounts interface {
 	FindRole(ctx context.Context, name string) (string, error)
 	// AssignRole grants a role to a user on a project; granting twice is fine.
 	AssignRole(ctx context.Context, roleID, userID, projectID string) error
+	// RevokeRole takes a role of a user on a project; a missing grant is
+	// not an error.
+	RevokeRole(ctx context.Context, roleID, userID, projectID string) error
 	// RolesOn lists the IDs of the roles a user holds directly on a project.
 	RolesOn(ctx context.Context, userID, projectID string) ([]string, error)
 	// DeleteUser deletes a user; a missing one is not an error.

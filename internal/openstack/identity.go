@@ -138,6 +138,12 @@ func (s *Session) AssignRole(ctx context.Context, roleID, userID, projectID stri
 	return wrap("identity: assign role", roles.Assign(ctx, s.identity, roleID, roles.AssignOpts{UserID: userID, ProjectID: projectID}).ExtractErr())
 }
 
+// RevokeRole implements Accounts.
+func (s *Session) RevokeRole(ctx context.Context, roleID, userID, projectID string) error {
+	err := roles.Unassign(ctx, s.identity, roleID, roles.UnassignOpts{UserID: userID, ProjectID: projectID}).ExtractErr()
+	return wrap("identity: revoke role", ignoreNotFound(err))
+}
+
 // HasRole implements Identity.
 func (s *Session) HasRole(ctx context.Context, roleID, userID, projectID string) (bool, error) {
 	found := false

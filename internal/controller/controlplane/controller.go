@@ -119,6 +119,9 @@ type pass struct {
 	// adminDomain the admin's domain, where accounts are created.
 	keystone    AdminSession
 	adminDomain string
+	// compute is what the clusters' own nova-compute users need from
+	// Keystone, read on the first such user of the pass.
+	compute *computeAccess
 	// catalogHeld is set when this pass left a compute service of this
 	// ControlPlane in the catalog, which the accounts finalizer guards.
 	catalogHeld bool

@@ -17,12 +17,56 @@ import (
 )
 
 // The nova service user the projected Nova runs as (BuildNovaSpec): a
-// cluster's own user gets the roles it holds on its project, in its domain.
+// cluster's own user lives in its domain, on its project.
 const (
 	novaServiceUser    = "nova"
 	novaServiceProject = "service"
 	novaServiceDomain  = "Default"
 )
+
+// computeRoleNames are the roles a cluster's own nova-compute user may
+// hold, and only those of them the nova service user holds too, so that it
+// never has more than nova and not the roles nova needs for its API side:
+//   - admin, because nova-compute's calls as itself need it on the
+//     releases Anvil runs: Placement's resource provider, inventory and
+//     trait writes, and Neutron's port binding (binding:host_id and
+//     binding:profile), are admin-only under their default policies;
+//   - service, because nova-compute sends a service token with its calls
+//     to Neutron and Cinder, and a service that requires a service token's
+//     role (service_token_roles_required) accepts only this one.
+var computeRoleNames = []string{"admin", "service"}
+
+// ComputeRoles decides the roles of a cluster's own nova-compute user: of
+// the compute roles (computeIDs), those nova holds (novaIDs). grant are
+// those the user lacks; revoke are the roles it holds beyond them, which an
+// earlier version copied from nova or somebody granted by hand: the user is
+// this ControlPlane's, so its roles on the project are too. It is pure.
+func ComputeRoles(novaIDs, computeIDs, held []string) (grant, revoke []string) {
+	var want []string
+	for _, id := range computeIDs {
+		if slices.Contains(novaIDs, id) && !slices.Contains(want, id) {
+			want = append(want, id)
+		}
+	}
+	for _, id := range want {
+		if !slices.Contains(held, id) {
+			grant = append(grant, id)
+		}
+	}
+	for _, id := range held {
+		if !slices.Contains(want, id) {
+			revoke = append(revoke, id)
+		}
+	}
+	return grant, revoke
+}
+
+// computeAccess is where the clusters' own nova-compute users live and the
+// IDs of the roles they may hold, read once per pass.
+type computeAccess struct {
+	domainID, projectID string
+	novaRoles, roles    []string
+}
 
 // accounts returns the pass's admin session, logging in on first use: one
 // token per pass, whatever the number of accounts and clusters. It also
@@ -57,8 +101,13 @@ func (r *Reconciler) renderForCluster(ctx context.Context, p *pass, cluster stri
 	if err != nil {
 		return err
 	}
+	if p.compute == nil {
+		if p.compute, err = readComputeAccess(ctx, ks); err != nil {
+			return err
+		}
+	}
 	delivered := live != nil && string(live.Data[passwordKey]) == password
-	if err := ensureClusterUser(ctx, ks, ComputeUserName(cluster), password, !delivered, AccountDescription(p.cp)); err != nil {
+	if err := ensureClusterUser(ctx, ks, p.compute, ComputeUserName(cluster), password, !delivered, AccountDescription(p.cp)); err != nil {
 		return err
 	}
 	data, err := RenderForCluster(mirror.Data, ComputeUserName(cluster), password)
@@ -109,41 +158,60 @@ func (r *Reconciler) issuedPassword(ctx context.Context, cp *c5c3v1alpha1.Contro
 	return password, nil
 }
 
-// ensureClusterUser creates a cluster's user with the nova service user's
-// roles on its project, or brings an existing one up to date.
-func ensureClusterUser(ctx context.Context, ks openstack.Accounts, name, password string, setPassword bool, mark string) error {
+// readComputeAccess reads the nova service user's domain, project and
+// roles there, and the IDs of the compute roles that exist.
+func readComputeAccess(ctx context.Context, ks openstack.Accounts) (*computeAccess, error) {
 	domainID, err := ks.DomainID(ctx, novaServiceDomain)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	nova, found, err := ks.LookupUser(ctx, novaServiceUser, domainID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	project, projectFound, err := ks.LookupProject(ctx, novaServiceProject, domainID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !found || !projectFound {
-		return fmt.Errorf("the nova service user or the service project does not exist in the %s domain", novaServiceDomain)
+		return nil, fmt.Errorf("the nova service user or the service project does not exist in the %s domain", novaServiceDomain)
 	}
-	userID, err := ensureUser(ctx, ks, name, domainID, password, setPassword, mark)
+	access := &computeAccess{domainID: domainID, projectID: project.ID}
+	if access.novaRoles, err = ks.RolesOn(ctx, nova.ID, project.ID); err != nil {
+		return nil, err
+	}
+	for _, name := range computeRoleNames {
+		id, err := ks.FindRole(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if id != "" {
+			access.roles = append(access.roles, id)
+		}
+	}
+	return access, nil
+}
+
+// ensureClusterUser creates a cluster's user with the compute roles on the
+// nova service user's project, or brings an existing one up to date.
+func ensureClusterUser(ctx context.Context, ks openstack.Accounts, access *computeAccess, name, password string, setPassword bool, mark string) error {
+	userID, err := ensureUser(ctx, ks, name, access.domainID, password, setPassword, mark)
 	if err != nil {
 		return err
 	}
-	want, err := ks.RolesOn(ctx, nova.ID, project.ID)
+	held, err := ks.RolesOn(ctx, userID, access.projectID)
 	if err != nil {
 		return err
 	}
-	held, err := ks.RolesOn(ctx, userID, project.ID)
-	if err != nil {
-		return err
+	grant, revoke := ComputeRoles(access.novaRoles, access.roles, held)
+	for _, role := range grant {
+		if err := ks.AssignRole(ctx, role, userID, access.projectID); err != nil {
+			return err
+		}
 	}
-	for _, role := range want {
-		if !slices.Contains(held, role) {
-			if err := ks.AssignRole(ctx, role, userID, project.ID); err != nil {
-				return err
-			}
+	for _, role := range revoke {
+		if err := ks.RevokeRole(ctx, role, userID, access.projectID); err != nil {
+			return err
 		}
 	}
 	return nil
