@@ -319,10 +319,11 @@ func (e *engagement) check(ctx context.Context) error {
 }
 
 // probeLoop marks the cluster unreachable or reachable as its readiness
-// changes, and tells every dependent object on each change.
+// changes, and tells every dependent object, through the flap gate.
 func (r *Registry) probeLoop(ctx context.Context, e *engagement) {
 	t := time.NewTicker(r.opts.ProbeInterval)
 	defer t.Stop()
+	gate := newFlapGate(flapBurst, flapRefill)
 	for {
 		select {
 		case <-ctx.Done():
@@ -333,7 +334,9 @@ func (r *Registry) probeLoop(ctx context.Context, e *engagement) {
 		if ctx.Err() != nil {
 			return
 		}
-		if healthy := err == nil; e.healthy.Swap(healthy) != healthy {
+		healthy := err == nil
+		changed := e.healthy.Swap(healthy) != healthy
+		if changed {
 			if healthy {
 				r.log.Info("the cluster is reachable again", "cluster", e.name)
 			} else {
@@ -342,6 +345,8 @@ func (r *Registry) probeLoop(ctx context.Context, e *engagement) {
 			r.mu.Lock()
 			r.updateGauges()
 			r.mu.Unlock()
+		}
+		if gate.Observe(time.Now(), changed) {
 			r.notify(e.name)
 		}
 	}
