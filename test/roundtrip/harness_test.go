@@ -1,0 +1,258 @@
+package roundtrip_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// roundTrip is one optional field: a merge patch that moves it away from
+// the base object (setting what the base leaves out, or removing what it
+// sets) and one that moves it back. A null in either removes the field.
+type roundTrip struct {
+	change, back string
+}
+
+// optionalFields lists every optional property under spec in a CRD file of
+// config/crd/bases, at every depth of nested objects, as dotted paths.
+// Properties of list items and map values are not walked: removing an
+// entry is a case of its own.
+func optionalFields(t *testing.T, file string) []string {
+	t.Helper()
+	raw, err := os.ReadFile("../../config/crd/bases/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(raw, crd); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var walk func(node apiextensionsv1.JSONSchemaProps, path string)
+	walk = func(node apiextensionsv1.JSONSchemaProps, path string) {
+		for name, prop := range node.Properties {
+			p := path + "." + name
+			if !slices.Contains(node.Required, name) {
+				out = append(out, p)
+			}
+			if prop.Type == "object" && len(prop.Properties) > 0 {
+				walk(prop, p)
+			}
+		}
+	}
+	walk(crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"], "spec")
+	slices.Sort(out)
+	return out
+}
+
+// checkCoverage fails for an optional field with neither a round trip nor
+// a reason to have none, and for a case that names no optional field.
+func checkCoverage(t *testing.T, fields []string, cases map[string]roundTrip, reasons map[string]string) {
+	t.Helper()
+	for _, f := range fields {
+		_, covered := cases[f]
+		_, why := reasons[f]
+		switch {
+		case covered && why:
+			t.Errorf("%s has a round trip and a reason to have none", f)
+		case !covered && !why:
+			t.Errorf("%s is optional and has no round trip nor a reason to have none", f)
+		}
+	}
+	for _, f := range slices.Concat(slices.Collect(maps.Keys(cases)), slices.Collect(maps.Keys(reasons))) {
+		if !slices.Contains(fields, f) {
+			t.Errorf("%s names no optional field of the schema", f)
+		}
+	}
+}
+
+// subject is the object the round trips patch, and what its pass renders.
+type subject struct {
+	gvk schema.GroupVersionKind
+	key client.ObjectKey
+	// children are the kinds of the subject's children in its namespace;
+	// every object of them that the subject controls is compared.
+	children []schema.GroupVersionKind
+	// ready is the condition the subject reports its state with.
+	ready string
+}
+
+// runRoundTrips runs every case against a settled subject, in path order:
+// change, a pass on the new generation, back, and then the subject's
+// children must equal those of the base and ready must be True again.
+func runRoundTrips(t *testing.T, c client.Client, s subject, cases map[string]roundTrip) {
+	t.Helper()
+	waitSettled(t, c, s)
+	base := snapshot(t, c, s)
+	for _, path := range slices.Sorted(maps.Keys(cases)) {
+		rt := cases[path]
+		t.Run(path, func(t *testing.T) {
+			before := fieldAt(t, c, s, path)
+			mergePatch(t, c, s, rt.change)
+			if fieldAt(t, c, s, path) == before {
+				t.Fatalf("the change left %s as it was (%s): the patch names no field the schema keeps", path, before)
+			}
+			waitPassOnGeneration(t, c, s)
+			mergePatch(t, c, s, rt.back)
+			if got := fieldAt(t, c, s, path); got != before {
+				t.Fatalf("the way back left %s at %s, not %s", path, got, before)
+			}
+			waitSettled(t, c, s)
+			waitChildren(t, c, s, base)
+		})
+	}
+}
+
+// mergePatch sends a JSON merge patch, as kubectl patch --type merge does.
+func mergePatch(t *testing.T, c client.Client, s subject, patch string) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(s.gvk)
+	u.SetNamespace(s.key.Namespace)
+	u.SetName(s.key.Name)
+	if err := c.Patch(t.Context(), u, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatalf("patching %s with %s: %v", s.key.Name, patch, err)
+	}
+}
+
+// get reads the subject.
+func get(ctx context.Context, c client.Client, s subject) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(s.gvk)
+	return u, c.Get(ctx, s.key, u)
+}
+
+// fieldAt renders the subject's value at a dotted path as JSON, "absent"
+// when it is not there.
+func fieldAt(t *testing.T, c client.Client, s subject, path string) string {
+	t.Helper()
+	u, err := get(t.Context(), c, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, found, err := unstructured.NestedFieldNoCopy(u.Object, strings.Split(path, ".")...)
+	if err != nil || !found || emptyObject(v) {
+		return "absent"
+	}
+	raw, _ := json.Marshal(v)
+	return string(raw)
+}
+
+// emptyObject tells whether v is an object holding nothing but empty
+// objects: a client that sends a struct's zero value writes one, and it
+// means the same as no field.
+func emptyObject(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, inner := range m {
+		if !emptyObject(inner) {
+			return false
+		}
+	}
+	return true
+}
+
+// readyOf returns the subject's generation and its ready condition.
+func readyOf(ctx context.Context, c client.Client, s subject) (int64, *metav1.Condition, error) {
+	u, err := get(ctx, c, s)
+	if err != nil {
+		return 0, nil, err
+	}
+	var status struct {
+		Conditions []metav1.Condition `json:"conditions"`
+	}
+	if raw, ok := u.Object["status"]; ok {
+		b, _ := json.Marshal(raw)
+		_ = json.Unmarshal(b, &status)
+	}
+	return u.GetGeneration(), apimeta.FindStatusCondition(status.Conditions, s.ready), nil
+}
+
+// waitPassOnGeneration waits until the subject reports on its current
+// generation, whatever the outcome: a change may leave it waiting for an
+// input, which is fine; what matters is the way back.
+func waitPassOnGeneration(t *testing.T, c client.Client, s subject) {
+	t.Helper()
+	var seen string
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		gen, cond, err := readyOf(ctx, c, s)
+		if err != nil || cond == nil {
+			return false, nil //nolint:nilerr // poll again
+		}
+		seen = fmt.Sprintf("%s=%s %s on generation %d of %d", s.ready, cond.Status, cond.Reason, cond.ObservedGeneration, gen)
+		return cond.ObservedGeneration == gen, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: no pass on its generation: %s", s.key.Name, seen)
+	}
+}
+
+// waitSettled waits until the subject's ready condition is True on its
+// current generation.
+func waitSettled(t *testing.T, c client.Client, s subject) {
+	t.Helper()
+	var seen string
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		gen, cond, err := readyOf(ctx, c, s)
+		if err != nil || cond == nil {
+			return false, nil //nolint:nilerr // poll again
+		}
+		seen = fmt.Sprintf("%s=%s %s on generation %d of %d: %s", s.ready, cond.Status, cond.Reason, cond.ObservedGeneration, gen, cond.Message)
+		return cond.Status == metav1.ConditionTrue && cond.ObservedGeneration == gen, nil
+	})
+	if err != nil {
+		t.Fatalf("%s did not settle: %s", s.key.Name, seen)
+	}
+}
+
+// waitChildren waits until the subject's children equal want, and names
+// the ones that differ when they never do.
+func waitChildren(t *testing.T, c client.Client, s subject, want map[string]string) {
+	t.Helper()
+	var got map[string]string
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		got = snapshot(t, c, s)
+		return maps.Equal(got, want), nil
+	})
+	if err != nil {
+		var diff []string
+		for _, k := range slices.Sorted(maps.Keys(maps.Collect(func(yield func(string, bool) bool) {
+			for k := range got {
+				yield(k, true)
+			}
+			for k := range want {
+				yield(k, true)
+			}
+		}))) {
+			if got[k] != want[k] {
+				diff = append(diff, fmt.Sprintf("%s:\n  before: %s\n  now:    %s", k, orAbsent(want[k]), orAbsent(got[k])))
+			}
+		}
+		t.Fatalf("the children did not come back:\n%s", strings.Join(diff, "\n"))
+	}
+}
+
+func orAbsent(s string) string {
+	if s == "" {
+		return "absent"
+	}
+	return s
+}
