@@ -111,7 +111,7 @@ func TestNovaRoundTripsCoverEveryOptionalField(t *testing.T) {
 func TestIntegrationNovaFieldsRoundTrip(t *testing.T) {
 	e := startOperator(t)
 	const name = "rt"
-	n := baseNova(t, e.Management.Client, name)
+	n := baseNova(t, e.Management.Client, name, "http://keystone.openstack.svc:5000")
 	runRoundTrips(t, e.Management.Client, subject{
 		gvk: novav1alpha1.GroupVersion.WithKind("Nova"),
 		key: client.ObjectKeyFromObject(n),
@@ -120,12 +120,13 @@ func TestIntegrationNovaFieldsRoundTrip(t *testing.T) {
 			appsv1.SchemeGroupVersion.WithKind("Deployment"), batchv1.SchemeGroupVersion.WithKind("Job"),
 			policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
 		},
-		ready: anvilmeta.ReadyCondition,
+		ready: anvilmeta.ReadyCondition, settled: anvilmeta.ReadyCondition,
 	}, novaRoundTrips(name))
 }
 
-// baseNova creates the Nova the round trips start from, with its inputs.
-func baseNova(t *testing.T, c client.Client, name string) *novav1alpha1.Nova {
+// baseNova creates the Nova the round trips start from, with its inputs;
+// keystone is its internal Keystone endpoint, which its pools dial.
+func baseNova(t *testing.T, c client.Client, name, keystone string) *novav1alpha1.Nova {
 	t.Helper()
 	put := func(suffix string, data map[string]string) {
 		env.Management.PutSecret(t, namespace, name+suffix, data)
@@ -141,7 +142,7 @@ func baseNova(t *testing.T, c client.Client, name string) *novav1alpha1.Nova {
 	n.Spec.Image = anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/nova", Tag: "2026.1"}
 	n.Spec.Messaging.SecretRef.Name = name + "-bus"
 	n.Spec.Messaging.TLS = &novav1alpha1.MessagingTLSSpec{CABundleSecretRef: novav1alpha1.CABundleSecretRef{Name: name + "-bus-ca"}}
-	n.Spec.KeystoneEndpoint = "http://keystone.openstack.svc:5000"
+	n.Spec.KeystoneEndpoint = keystone
 	n.Spec.KeystonePublicEndpoint = "https://keystone.example.com"
 	n.Spec.ServiceUser.SecretRef.Name = name + "-password"
 	n.Spec.Region = "RegionOne"

@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // snapshot renders every child the subject controls, keyed by kind and
@@ -28,7 +30,7 @@ func snapshot(t *testing.T, c client.Client, s subject) map[string]string {
 		}
 		for i := range list.Items {
 			item := &list.Items[i]
-			if !controlledBy(item, string(owner.GetUID())) {
+			if !controlledBy(item, owner) {
 				continue
 			}
 			raw, err := json.Marshal(normalize(item))
@@ -41,19 +43,25 @@ func snapshot(t *testing.T, c client.Client, s subject) map[string]string {
 	return out
 }
 
-func controlledBy(u *unstructured.Unstructured, uid string) bool {
+// controlledBy tells whether the owner controls u: by a controller
+// reference, or by Anvil's ownership labels, which children a kind may
+// also place on another cluster carry instead.
+func controlledBy(u, owner *unstructured.Unstructured) bool {
 	for _, ref := range u.GetOwnerReferences() {
-		if ref.Controller != nil && *ref.Controller && string(ref.UID) == uid {
+		if ref.Controller != nil && *ref.Controller && ref.UID == owner.GetUID() {
 			return true
 		}
 	}
-	return false
+	l := u.GetLabels()
+	return l[targetcluster.OwnerKindLabel] == owner.GetKind() && l[targetcluster.OwnerNameLabel] == owner.GetName() &&
+		l[targetcluster.OwnerNamespaceLabel] == owner.GetNamespace()
 }
 
 // normalize keeps what the subject's pass decides.
 func normalize(u *unstructured.Unstructured) map[string]any {
 	labels, annotations := u.GetLabels(), u.GetAnnotations()
 	delete(annotations, "deployment.kubernetes.io/revision")
+	delete(annotations, "deprecated.daemonset.template.generation")
 	obj := map[string]any{"labels": labels, "annotations": annotations}
 	for k, v := range u.Object {
 		if k != "metadata" && k != "status" {

@@ -9,6 +9,8 @@ package roundtrip_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"os"
 	"sync"
 	"testing"
@@ -43,7 +45,9 @@ func startOperator(t *testing.T) *testenv.Environment {
 		if err := e.Management.StartWorkloads(context.Background(), testenv.Node{Name: "roundtrip-node"}); err != nil {
 			t.Fatal(err)
 		}
-		opts := &operator.Options{EnableWebhooks: true, AllowedKeystoneHosts: []string{"keystone.openstack.svc", "keystone.example.com"}}
+		opts := &operator.Options{EnableWebhooks: true, AllowedKeystoneHosts: []string{
+			"keystone.openstack.svc", "keystone.example.com", "http://" + closedKeystone(t),
+		}}
 		if _, err := operator.Setup(context.Background(), mgr, opts); err != nil {
 			t.Fatal(err)
 		}
@@ -52,4 +56,36 @@ func startOperator(t *testing.T) *testenv.Environment {
 		}
 	})
 	return e
+}
+
+// closedKeystoneAddr is a loopback address that accepts connections and
+// closes them at once. A pool dials its Nova's Keystone, and must reach
+// neither a real one nor a resolver off this machine.
+var closedKeystoneAddr = sync.OnceValues(func() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			if err == nil {
+				_ = c.Close()
+			}
+		}
+	}()
+	// The listener lives as long as the test process.
+	return l.Addr().String(), nil
+})
+
+func closedKeystone(t *testing.T) string {
+	t.Helper()
+	addr, err := closedKeystoneAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
 }

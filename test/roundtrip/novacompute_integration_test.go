@@ -1,0 +1,97 @@
+package roundtrip_test
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+)
+
+// poolRoundTrips are the pool's optional fields. The base pool (basePool)
+// sets only its Nova and a node selector no node matches, so the pool
+// renders its DaemonSet and ConfigMap and places no pod.
+func poolRoundTrips() map[string]roundTrip {
+	at := func(path, value string) string {
+		parts := strings.Split(path, ".")
+		out := value
+		for i := len(parts) - 1; i >= 0; i-- {
+			out = `{"` + parts[i] + `":` + out + `}`
+		}
+		return `{"spec":` + out + `}`
+	}
+	away := func(path, value string) roundTrip {
+		return roundTrip{change: at(path, value), back: at(path, "null")}
+	}
+	return map[string]roundTrip{
+		"spec.extraConfig":                  away("extraConfig", `{"DEFAULT":{"heal_instance_info_cache_interval":"120"}}`),
+		"spec.failedBuildsWarningThreshold": away("failedBuildsWarningThreshold", "5"),
+		"spec.hostTraits":                   away("hostTraits", `[{"nodeName":"rt-node","traits":["CUSTOM_ROUNDTRIP"]}]`),
+		"spec.image": away("image", `{"repository":"ghcr.io/c5c3/nova","digest":"sha256:`+strings.Repeat("cd", 32)+
+			`","pullPolicy":"Always"}`),
+		"spec.libvirt":                       away("libvirt", `{"virtType":"qemu","cpuMode":"custom","cpuModels":["Haswell"],"imagesType":"raw"}`),
+		"spec.libvirt.cpuMode":               away("libvirt.cpuMode", `"host-passthrough"`),
+		"spec.libvirt.imagesType":            away("libvirt.imagesType", `"raw"`),
+		"spec.libvirt.virtType":              away("libvirt.virtType", `"qemu"`),
+		"spec.resources":                     away("resources", `{"requests":{"cpu":"100m"},"limits":{"cpu":"2"}}`),
+		"spec.resources.limits":              away("resources.limits", `{"memory":"2Gi"}`),
+		"spec.resources.requests":            away("resources.requests", `{"memory":"1Gi"}`),
+		"spec.tolerations":                   away("tolerations", `[{"key":"roundtrip","operator":"Exists","effect":"NoSchedule"}]`),
+		"spec.traits":                        away("traits", `["CUSTOM_ROUNDTRIP_POOL"]`),
+		"spec.updateStrategy":                away("updateStrategy", `{"type":"RollingUpdate","maxUnavailable":"50%"}`),
+		"spec.updateStrategy.maxUnavailable": away("updateStrategy.maxUnavailable", "2"),
+		"spec.updateStrategy.type":           away("updateStrategy.type", `"OnDelete"`),
+	}
+}
+
+// poolNotRoundTripped are the pool's optional fields without a round
+// trip, each with the reason.
+var poolNotRoundTripped = map[string]string{
+	"spec.image.digest":      "set and removed with spec.image, which the base leaves out",
+	"spec.image.pullPolicy":  "set and removed with spec.image, which the base leaves out",
+	"spec.image.tag":         "the image takes exactly one of a tag and a digest; spec.image's round trip sets the digest",
+	"spec.libvirt.cpuModels": "only with cpuMode custom (admission), so set and removed with spec.libvirt",
+	"spec.resources.claims":  "names a pod-level resource claim, which a pool's pod never has: the DaemonSet would be refused",
+	"spec.targetClusterRef":  "immutable: placing a pool on another cluster is a new pool, not a setting",
+}
+
+func TestPoolRoundTripsCoverEveryOptionalField(t *testing.T) {
+	fields := optionalFields(t, "nova.openstack.c5c3.io_novacomputes.yaml")
+	if len(fields) < 20 {
+		t.Fatalf("found only %d optional fields: the schema walk is broken (%v)", len(fields), fields)
+	}
+	checkCoverage(t, fields, poolRoundTrips(), poolNotRoundTripped)
+}
+
+// Every optional field of a pool goes and comes back with merge patches,
+// and its DaemonSet comes back to the base's, with
+// DaemonSetReady True again. The pool's Keystone answers nothing, so its
+// Ready stays False on the aggregates and services, which need OpenStack.
+func TestIntegrationPoolFieldsRoundTrip(t *testing.T) {
+	e := startOperator(t)
+	c := e.Management.Client
+	nova := baseNova(t, c, "rtp", "http://"+closedKeystone(t))
+	waitSettled(t, c, subject{gvk: novav1alpha1.GroupVersion.WithKind("Nova"), key: client.ObjectKeyFromObject(nova),
+		ready: anvilmeta.ReadyCondition, settled: anvilmeta.ReadyCondition})
+	pool := &novav1alpha1.NovaCompute{ObjectMeta: metav1.ObjectMeta{Name: "rt-pool", Namespace: namespace}}
+	pool.Spec.NovaRef.Name = nova.Name
+	pool.Spec.NodeSelector = map[string]string{"roundtrip.anvil.c5c3.io/pool": "true"}
+	if err := c.Create(t.Context(), pool); err != nil {
+		t.Fatal(err)
+	}
+	runRoundTrips(t, c, subject{
+		gvk: novav1alpha1.GroupVersion.WithKind("NovaCompute"),
+		key: client.ObjectKeyFromObject(pool),
+		// The DaemonSet names the pool's configuration ConfigMap by the
+		// hash of its content, so equal DaemonSets mount equal files. The
+		// ConfigMaps themselves are left out: the pool keeps the previous
+		// ones as a rollback history.
+		children: []schema.GroupVersionKind{appsv1.SchemeGroupVersion.WithKind("DaemonSet")},
+		ready:    anvilmeta.ReadyCondition, settled: novav1alpha1.DaemonSetReadyCondition,
+	}, poolRoundTrips())
+}
