@@ -1,10 +1,13 @@
 package roundtrip_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -94,4 +97,107 @@ func TestIntegrationPoolFieldsRoundTrip(t *testing.T) {
 		children: []schema.GroupVersionKind{appsv1.SchemeGroupVersion.WithKind("DaemonSet")},
 		ready:    anvilmeta.ReadyCondition, settled: novav1alpha1.DaemonSetReadyCondition,
 	}, poolRoundTrips())
+}
+
+// poolEntryRoundTrips remove one entry of each list and map of the pool,
+// from a base that has two of each (basePoolWithEntries), and put it back;
+// a JSON merge patch replaces a list whole, as GitOps does when a line of
+// it goes.
+func poolEntryRoundTrips() map[string]roundTrip {
+	spec := func(body string) string { return `{"spec":{` + body + `}}` }
+	entry := func(field, change, back string) roundTrip {
+		return roundTrip{field: "spec." + field, change: spec(change), back: spec(back)}
+	}
+	return map[string]roundTrip{
+		"an extraConfig key": entry("extraConfig",
+			`"extraConfig":{"DEFAULT":{"sync_power_state_interval":null}}`,
+			`"extraConfig":{"DEFAULT":{"sync_power_state_interval":"1200"}}`),
+		"an extraConfig section": entry("extraConfig",
+			`"extraConfig":{"libvirt":null}`, `"extraConfig":{"libvirt":{"hw_machine_type":"x86_64=q35"}}`),
+		"a hostTraits entry": entry("hostTraits",
+			`"hostTraits":[`+hostTraitsA+`]`, `"hostTraits":[`+hostTraitsA+`,`+hostTraitsB+`]`),
+		"a cpuModels entry": entry("libvirt.cpuModels",
+			`"libvirt":{"cpuModels":["Haswell"]}`, `"libvirt":{"cpuModels":["Haswell","Skylake-Client"]}`),
+		"a nodeSelector key": entry("nodeSelector",
+			`"nodeSelector":{"roundtrip.anvil.c5c3.io/rack":null}`, `"nodeSelector":{"roundtrip.anvil.c5c3.io/rack":"r1"}`),
+		"a resources limit": entry("resources.limits",
+			`"resources":{"limits":{"memory":null}}`, `"resources":{"limits":{"memory":"2Gi"}}`),
+		"a resources request": entry("resources.requests",
+			`"resources":{"requests":{"memory":null}}`, `"resources":{"requests":{"memory":"1Gi"}}`),
+		"a toleration": entry("tolerations",
+			`"tolerations":[`+tolerationA+`]`, `"tolerations":[`+tolerationA+`,`+tolerationB+`]`),
+		"a trait": entry("traits", `"traits":["CUSTOM_ROUNDTRIP_A"]`, `"traits":["CUSTOM_ROUNDTRIP_A","CUSTOM_ROUNDTRIP_B"]`),
+	}
+}
+
+// The entries of basePoolWithEntries, as JSON.
+const (
+	hostTraitsA = `{"nodeName":"rt-node-a","traits":["CUSTOM_ROUNDTRIP_HOST"]}`
+	hostTraitsB = `{"nodeName":"rt-node-b","traits":["CUSTOM_ROUNDTRIP_HOST"]}`
+	tolerationA = `{"key":"roundtrip-a","operator":"Exists","effect":"NoSchedule"}`
+	tolerationB = `{"key":"roundtrip-b","operator":"Exists","effect":"NoSchedule"}`
+)
+
+// poolEntriesNotRoundTripped are the pool's lists and maps without an
+// entry round trip, each with the reason.
+var poolEntriesNotRoundTripped = map[string]string{
+	"spec.resources.claims": "names a pod-level resource claim, which a pool's pod never has: the DaemonSet would be refused",
+}
+
+func TestPoolEntryRoundTripsCoverEveryListAndMap(t *testing.T) {
+	fields := collectionFields(t, "nova.openstack.c5c3.io_novacomputes.yaml")
+	byField := map[string]roundTrip{}
+	for _, rt := range poolEntryRoundTrips() {
+		byField[rt.field] = rt
+	}
+	checkCoverage(t, fields, byField, poolEntriesNotRoundTripped)
+}
+
+// Removing one entry of a pool's list or map and putting it back brings
+// its DaemonSet back to the base's, as removing a whole field does.
+func TestIntegrationPoolEntriesRoundTrip(t *testing.T) {
+	e := startOperator(t)
+	c := e.Management.Client
+	nova := baseNova(t, c, "rte", "http://"+closedKeystone(t))
+	waitSettled(t, c, subject{gvk: novav1alpha1.GroupVersion.WithKind("Nova"), key: client.ObjectKeyFromObject(nova),
+		ready: anvilmeta.ReadyCondition, settled: anvilmeta.ReadyCondition})
+	pool := &novav1alpha1.NovaCompute{ObjectMeta: metav1.ObjectMeta{Name: "rt-entries", Namespace: namespace}}
+	pool.Spec.NovaRef.Name = nova.Name
+	pool.Spec.NodeSelector = map[string]string{"roundtrip.anvil.c5c3.io/pool": "true", "roundtrip.anvil.c5c3.io/rack": "r1"}
+	pool.Spec.ExtraConfig = map[string]map[string]string{
+		"DEFAULT": {"heal_instance_info_cache_interval": "120", "sync_power_state_interval": "1200"},
+		"libvirt": {"hw_machine_type": "x86_64=q35"},
+	}
+	pool.Spec.Libvirt = novav1alpha1.LibvirtSpec{CPUMode: "custom", CPUModels: []string{"Haswell", "Skylake-Client"}}
+	pool.Spec.Resources = &corev1.ResourceRequirements{
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("2Gi")},
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+	}
+	for _, raw := range []string{tolerationA, tolerationB} {
+		var tol corev1.Toleration
+		mustUnmarshal(t, raw, &tol)
+		pool.Spec.Tolerations = append(pool.Spec.Tolerations, tol)
+	}
+	for _, raw := range []string{hostTraitsA, hostTraitsB} {
+		var ht novav1alpha1.HostTraitsSpec
+		mustUnmarshal(t, raw, &ht)
+		pool.Spec.HostTraits = append(pool.Spec.HostTraits, ht)
+	}
+	pool.Spec.Traits = []string{"CUSTOM_ROUNDTRIP_A", "CUSTOM_ROUNDTRIP_B"}
+	if err := c.Create(t.Context(), pool); err != nil {
+		t.Fatal(err)
+	}
+	runRoundTrips(t, c, subject{
+		gvk:      novav1alpha1.GroupVersion.WithKind("NovaCompute"),
+		key:      client.ObjectKeyFromObject(pool),
+		children: []schema.GroupVersionKind{appsv1.SchemeGroupVersion.WithKind("DaemonSet")},
+		ready:    anvilmeta.ReadyCondition, settled: novav1alpha1.DaemonSetReadyCondition,
+	}, poolEntryRoundTrips())
+}
+
+func mustUnmarshal(t *testing.T, raw string, into any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(raw), into); err != nil {
+		t.Fatal(err)
+	}
 }
