@@ -38,7 +38,7 @@ type roundTrip struct {
 // entry is a case of its own (collectionFields).
 func optionalFields(t *testing.T, file string) []string {
 	t.Helper()
-	return walkSpec(t, file, func(prop apiextensionsv1.JSONSchemaProps, required bool) bool { return !required })
+	return walkSpec(t, file, func(_ apiextensionsv1.JSONSchemaProps, required bool) bool { return !required })
 }
 
 // collectionFields lists every list and map under spec, required or not:
