@@ -1,0 +1,142 @@
+package roundtrip_test
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/dev/testenv"
+)
+
+// centralRoundTrips are the OVN central's optional fields. The base central
+// (TestIntegrationCentralFieldsRoundTrip) runs one replica of each database, with node
+// ports, a suspended backup and nothing else.
+func centralRoundTrips() map[string]roundTrip {
+	at := func(path, value string) string {
+		parts := strings.Split(path, ".")
+		out := value
+		for i := len(parts) - 1; i >= 0; i-- {
+			out = `{"` + parts[i] + `":` + out + `}`
+		}
+		return `{"spec":` + out + `}`
+	}
+	away := func(path, value string) roundTrip {
+		return roundTrip{change: at(path, value), back: at(path, "null")}
+	}
+	drop := func(path, value string) roundTrip {
+		return roundTrip{change: at(path, "null"), back: at(path, value)}
+	}
+	cases := map[string]roundTrip{
+		"spec.backup":                          drop("backup", `{"suspend":true}`),
+		"spec.backup.retentionDays":            away("backup.retentionDays", "3"),
+		"spec.backup.schedule":                 away("backup.schedule", `"0 4 * * *"`),
+		"spec.backup.storage":                  away("backup.storage", `{"size":"2Gi","storageClassName":"fast"}`),
+		"spec.backup.storage.size":             away("backup.storage.size", `"3Gi"`),
+		"spec.backup.storage.storageClassName": away("backup.storage.storageClassName", `"fast"`),
+		"spec.backup.suspend":                  drop("backup.suspend", "true"),
+		"spec.image":                           away("image", `{"repository":"ghcr.io/c5c3/ovn","tag":"other"}`),
+		"spec.northd":                          away("northd", `{"replicas":2,"threads":4}`),
+		"spec.northd.replicas":                 away("northd.replicas", "2"),
+		"spec.northd.threads":                  away("northd.threads", "4"),
+		"spec.relay":                           away("relay", `{"replicas":2}`),
+		"spec.relay.externallyReachable":       away("relay", `{"externallyReachable":true,"nodePort":32681}`),
+		"spec.relay.nodeSelector":              away("relay", `{"nodeSelector":{"kubernetes.io/hostname":"roundtrip-node"}}`),
+		"spec.relay.replicas":                  away("relay", `{"replicas":3}`),
+		"spec.relay.resources":                 away("relay", `{"resources":{"requests":{"cpu":"50m"}}}`),
+		"spec.relay.tolerations":               away("relay", `{"tolerations":[{"key":"roundtrip","operator":"Exists","effect":"NoSchedule"}]}`),
+		"spec.tls":                             away("tls", `{"issuerRef":{"name":"roundtrip-issuer","kind":"Issuer"}}`),
+		"spec.tls.issuerRef":                   away("tls.issuerRef", `{"name":"roundtrip-issuer","kind":"Issuer"}`),
+	}
+	for _, db := range []string{"northbound", "southbound"} {
+		cases["spec."+db+".externallyReachable"] = drop(db+".externallyReachable", "true")
+		cases["spec."+db+".inactivityProbeMs"] = away(db+".inactivityProbeMs", "30000")
+		cases["spec."+db+".nodePortBase"] = drop(db+".nodePortBase", map[string]string{"northbound": "32661", "southbound": "32671"}[db])
+		cases["spec."+db+".nodeSelector"] = away(db+".nodeSelector", `{"kubernetes.io/hostname":"roundtrip-node"}`)
+		cases["spec."+db+".resources"] = away(db+".resources", `{"requests":{"cpu":"50m"},"limits":{"memory":"1Gi"}}`)
+		cases["spec."+db+".resources.limits"] = away(db+".resources.limits", `{"cpu":"1"}`)
+		cases["spec."+db+".resources.requests"] = away(db+".resources.requests", `{"memory":"256Mi"}`)
+		cases["spec."+db+".tolerations"] = away(db+".tolerations", `[{"key":"roundtrip","operator":"Exists","effect":"NoSchedule"}]`)
+	}
+	return cases
+}
+
+// centralNotRoundTripped are the central's optional fields without a round
+// trip, each with the reason.
+var centralNotRoundTripped = map[string]string{
+	"spec.image.digest":             "set and removed with spec.image, which the base leaves out",
+	"spec.image.pullPolicy":         "set and removed with spec.image, which the base leaves out",
+	"spec.image.tag":                "set and removed with spec.image, which the base leaves out",
+	"spec.relay.resources.claims":   "names a pod-level resource claim, which a relay's pod never has",
+	"spec.relay.resources.limits":   "set and removed with spec.relay.resources",
+	"spec.relay.resources.requests": "set and removed with spec.relay.resources",
+	"spec.relay.nodePort":           "only with externallyReachable (admission), so set and removed with spec.relay.externallyReachable's case",
+	"spec.tls.issuerRef.kind":       "set and removed with spec.tls.issuerRef",
+	"spec.targetClusterRef":         "immutable: placing a central on another cluster is a new central, not a setting",
+	"spec.northbound":               "its fields are immutable or have their own cases; removing it whole would change the immutable replicas and storage",
+	"spec.southbound":               "its fields are immutable or have their own cases; removing it whole would change the immutable replicas and storage",
+}
+
+// immutableDatabaseFields are refused once set (Raft membership, the
+// volume claim templates, the election timer), so they have no way back.
+var immutableDatabaseFields = []string{"electionTimerMs", "replicas", "storage", "storage.size", "storage.storageClassName"}
+
+func centralReasons() map[string]string {
+	out := map[string]string{}
+	for k, v := range centralNotRoundTripped {
+		out[k] = v
+	}
+	for _, db := range []string{"northbound", "southbound"} {
+		for _, f := range immutableDatabaseFields {
+			out["spec."+db+"."+f] = "immutable once set (admission), so it has no way back to a default"
+		}
+		out["spec."+db+".resources.claims"] = "names a pod-level resource claim, which a database pod never has"
+	}
+	return out
+}
+
+func TestCentralRoundTripsCoverEveryOptionalField(t *testing.T) {
+	fields := optionalFields(t, "ovn.openstack.c5c3.io_ovncentrals.yaml")
+	if len(fields) < 50 {
+		t.Fatalf("found only %d optional fields: the schema walk is broken (%v)", len(fields), fields)
+	}
+	checkCoverage(t, fields, centralRoundTrips(), centralReasons())
+}
+
+// Every optional field of an OVN central goes and comes back with merge
+// patches, and its workloads, Services, certificates and backup come back
+// to the base's, with Ready True again. The issued keys are left out: a
+// certificate whose names changed is issued anew, as it must be.
+func TestIntegrationCentralFieldsRoundTrip(t *testing.T) {
+	e := startOperator(t)
+	testenv.StartCertManager(t, e.Management)
+	c := e.Management.Client
+	central := &ovnv1alpha1.OVNCentral{ObjectMeta: metav1.ObjectMeta{Name: "rt-ovn", Namespace: namespace}}
+	for _, db := range []*ovnv1alpha1.OVNDatabaseSpec{&central.Spec.Northbound, &central.Spec.Southbound} {
+		db.Replicas = ptr.To[int32](1)
+		db.ExternallyReachable = true
+	}
+	central.Spec.Northbound.NodePortBase, central.Spec.Southbound.NodePortBase = ptr.To[int32](32661), ptr.To[int32](32671)
+	central.Spec.Backup = &ovnv1alpha1.OVNBackupSpec{Suspend: true}
+	if err := c.Create(t.Context(), central); err != nil {
+		t.Fatal(err)
+	}
+	gv := func(group, version, kind string) schema.GroupVersionKind {
+		return schema.GroupVersionKind{Group: group, Version: version, Kind: kind}
+	}
+	runRoundTrips(t, c, subject{
+		gvk: ovnv1alpha1.GroupVersion.WithKind("OVNCentral"),
+		key: client.ObjectKeyFromObject(central),
+		children: []schema.GroupVersionKind{
+			gv("apps", "v1", "StatefulSet"), gv("apps", "v1", "Deployment"), gv("", "v1", "Service"), gv("", "v1", "ConfigMap"),
+			gv("batch", "v1", "CronJob"), gv("policy", "v1", "PodDisruptionBudget"),
+			gv("cert-manager.io", "v1", "Certificate"), gv("cert-manager.io", "v1", "Issuer"),
+		},
+		ready: anvilmeta.ReadyCondition, settled: anvilmeta.ReadyCondition,
+	}, centralRoundTrips())
+}
