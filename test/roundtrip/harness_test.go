@@ -32,6 +32,28 @@ type roundTrip struct {
 	field string
 }
 
+// at builds a merge patch that sets the dotted path under spec to the
+// JSON value.
+func at(path, value string) string {
+	parts := strings.Split(path, ".")
+	out := value
+	for i := len(parts) - 1; i >= 0; i-- {
+		out = `{"` + parts[i] + `":` + out + `}`
+	}
+	return `{"spec":` + out + `}`
+}
+
+// away sets a field to a value other than its default and removes it
+// again.
+func away(path, value string) roundTrip {
+	return roundTrip{change: at(path, value), back: at(path, "null")}
+}
+
+// drop removes a field the base sets and puts its value back.
+func drop(path, value string) roundTrip {
+	return roundTrip{change: at(path, "null"), back: at(path, value)}
+}
+
 // optionalFields lists every optional property under spec in a CRD file of
 // config/crd/bases, at every depth of nested objects, as dotted paths.
 // Properties of list items and map values are not walked: removing an

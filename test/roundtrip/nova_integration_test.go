@@ -23,23 +23,6 @@ import (
 // default back; a field without a default is added and removed, or, where
 // the base sets it, removed and added.
 func novaRoundTrips(name string) map[string]roundTrip {
-	// at builds a merge patch that sets the dotted path under spec.
-	at := func(path, value string) string {
-		parts := strings.Split(path, ".")
-		out := value
-		for i := len(parts) - 1; i >= 0; i-- {
-			out = `{"` + parts[i] + `":` + out + `}`
-		}
-		return `{"spec":` + out + `}`
-	}
-	// away sets a value that is not the field's default, back removes it.
-	away := func(path, value string) roundTrip {
-		return roundTrip{change: at(path, value), back: at(path, "null")}
-	}
-	// drop removes a field the base sets and puts its value back.
-	drop := func(path, value string) roundTrip {
-		return roundTrip{change: at(path, "null"), back: at(path, value)}
-	}
 	db := func(database string) string {
 		return `{"host":"mariadb.openstack.svc","database":"` + database + `","secretRef":{"name":"` + name + `-db"}}`
 	}

@@ -16,21 +16,11 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 )
 
-// poolRoundTrips are the pool's optional fields. The base pool (basePool)
-// sets only its Nova and a node selector no node matches, so the pool
-// renders its DaemonSet and ConfigMap and places no pod.
+// poolRoundTrips are the pool's optional fields. The base pool, made by
+// TestIntegrationPoolFieldsRoundTrip, sets only its Nova and a node
+// selector no node matches, so the pool renders its DaemonSet and
+// ConfigMap and places no pod.
 func poolRoundTrips() map[string]roundTrip {
-	at := func(path, value string) string {
-		parts := strings.Split(path, ".")
-		out := value
-		for i := len(parts) - 1; i >= 0; i-- {
-			out = `{"` + parts[i] + `":` + out + `}`
-		}
-		return `{"spec":` + out + `}`
-	}
-	away := func(path, value string) roundTrip {
-		return roundTrip{change: at(path, value), back: at(path, "null")}
-	}
 	return map[string]roundTrip{
 		"spec.extraConfig":                  away("extraConfig", `{"DEFAULT":{"heal_instance_info_cache_interval":"120"}}`),
 		"spec.failedBuildsWarningThreshold": away("failedBuildsWarningThreshold", "5"),
@@ -100,9 +90,9 @@ func TestIntegrationPoolFieldsRoundTrip(t *testing.T) {
 }
 
 // poolEntryRoundTrips remove one entry of each list and map of the pool,
-// from a base that has two of each (basePoolWithEntries), and put it back;
-// a JSON merge patch replaces a list whole, as GitOps does when a line of
-// it goes.
+// from a base that has two of each (made by
+// TestIntegrationPoolEntriesRoundTrip), and put it back; a JSON merge patch
+// replaces a list whole, as GitOps does when a line of it goes.
 func poolEntryRoundTrips() map[string]roundTrip {
 	spec := func(body string) string { return `{"spec":{` + body + `}}` }
 	entry := func(field, change, back string) roundTrip {
@@ -130,7 +120,7 @@ func poolEntryRoundTrips() map[string]roundTrip {
 	}
 }
 
-// The entries of basePoolWithEntries, as JSON.
+// Entries of the base of TestIntegrationPoolEntriesRoundTrip, as JSON.
 const (
 	hostTraitsA = `{"nodeName":"rt-node-a","traits":["CUSTOM_ROUNDTRIP_HOST"]}`
 	hostTraitsB = `{"nodeName":"rt-node-b","traits":["CUSTOM_ROUNDTRIP_HOST"]}`

@@ -1,7 +1,6 @@
 package roundtrip_test
 
 import (
-	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,20 +17,6 @@ import (
 // (TestIntegrationCentralFieldsRoundTrip) runs one replica of each database, with node
 // ports, a suspended backup and nothing else.
 func centralRoundTrips() map[string]roundTrip {
-	at := func(path, value string) string {
-		parts := strings.Split(path, ".")
-		out := value
-		for i := len(parts) - 1; i >= 0; i-- {
-			out = `{"` + parts[i] + `":` + out + `}`
-		}
-		return `{"spec":` + out + `}`
-	}
-	away := func(path, value string) roundTrip {
-		return roundTrip{change: at(path, value), back: at(path, "null")}
-	}
-	drop := func(path, value string) roundTrip {
-		return roundTrip{change: at(path, "null"), back: at(path, value)}
-	}
 	cases := map[string]roundTrip{
 		"spec.backup":                          drop("backup", `{"suspend":true}`),
 		"spec.backup.retentionDays":            away("backup.retentionDays", "3"),

@@ -1,0 +1,92 @@
+package roundtrip_test
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/dev/testenv"
+)
+
+// chassisRoundTrips are the OVN chassis's optional fields. The base chassis
+// names a central and a node selector no node matches, so it renders its
+// DaemonSets and places no pod.
+func chassisRoundTrips() map[string]roundTrip {
+	return map[string]roundTrip{
+		"spec.bridgeMappings":                away("bridgeMappings", `[{"physicalNetwork":"physnet1","bridge":"br-ex"}]`),
+		"spec.controller":                    away("controller", `{"resources":{"requests":{"cpu":"50m"}}}`),
+		"spec.controller.resources":          away("controller.resources", `{"limits":{"memory":"512Mi"}}`),
+		"spec.controller.resources.limits":   away("controller.resources.limits", `{"cpu":"1"}`),
+		"spec.controller.resources.requests": away("controller.resources.requests", `{"memory":"128Mi"}`),
+		"spec.encapType":                     away("encapType", `"vxlan"`),
+		"spec.gateway":                       away("gateway", `{"nodeSelector":{"roundtrip.anvil.c5c3.io/gateway":"true"}}`),
+		"spec.image":                         away("image", `{"repository":"ghcr.io/c5c3/ovn","tag":"other","pullPolicy":"Always"}`),
+		"spec.ovs":                           away("ovs", `{"revalidatorThreads":3}`),
+		"spec.ovs.resources":                 away("ovs.resources", `{"requests":{"cpu":"50m"}}`),
+		"spec.ovs.resources.limits":          away("ovs.resources.limits", `{"cpu":"1"}`),
+		"spec.ovs.resources.requests":        away("ovs.resources.requests", `{"memory":"128Mi"}`),
+		"spec.ovs.revalidatorThreads":        away("ovs.revalidatorThreads", "4"),
+		"spec.remoteProbeIntervalMs":         away("remoteProbeIntervalMs", "30000"),
+		"spec.tolerations":                   away("tolerations", `[{"key":"roundtrip","operator":"Exists","effect":"NoSchedule"}]`),
+		"spec.updateStrategy":                away("updateStrategy", `{"type":"OnDelete"}`),
+		"spec.updateStrategy.maxUnavailable": away("updateStrategy.maxUnavailable", "2"),
+		"spec.updateStrategy.type":           away("updateStrategy.type", `"OnDelete"`),
+	}
+}
+
+// chassisNotRoundTripped are the chassis's optional fields without a round
+// trip, each with the reason.
+var chassisNotRoundTripped = map[string]string{
+	"spec.image.digest":                "set and removed with spec.image, which the base leaves out",
+	"spec.image.pullPolicy":            "set and removed with spec.image, which the base leaves out",
+	"spec.image.tag":                   "set and removed with spec.image, which the base leaves out",
+	"spec.controller.resources.claims": "names a pod-level resource claim, which a chassis pod never has",
+	"spec.ovs.resources.claims":        "names a pod-level resource claim, which a chassis pod never has",
+	"spec.targetClusterRef":            "immutable: placing a chassis on another cluster is a new chassis, not a setting",
+}
+
+func TestChassisRoundTripsCoverEveryOptionalField(t *testing.T) {
+	fields := optionalFields(t, "ovn.openstack.c5c3.io_ovnchassis.yaml")
+	if len(fields) < 20 {
+		t.Fatalf("found only %d optional fields: the schema walk is broken (%v)", len(fields), fields)
+	}
+	checkCoverage(t, fields, chassisRoundTrips(), chassisNotRoundTripped)
+}
+
+// Every optional field of an OVN chassis goes and comes back with merge
+// patches, and its DaemonSets and ConfigMaps come back to the base's, with
+// OVSReady True again; its Ready stays False, since it selects no node.
+func TestIntegrationChassisFieldsRoundTrip(t *testing.T) {
+	e := startOperator(t)
+	testenv.StartCertManager(t, e.Management)
+	c := e.Management.Client
+	central := &ovnv1alpha1.OVNCentral{ObjectMeta: metav1.ObjectMeta{Name: "rt-chassis-ovn", Namespace: namespace}}
+	for _, db := range []*ovnv1alpha1.OVNDatabaseSpec{&central.Spec.Northbound, &central.Spec.Southbound} {
+		db.Replicas = ptr.To[int32](1)
+		db.ExternallyReachable = true
+	}
+	central.Spec.Northbound.NodePortBase, central.Spec.Southbound.NodePortBase = ptr.To[int32](32662), ptr.To[int32](32672)
+	if err := c.Create(t.Context(), central); err != nil {
+		t.Fatal(err)
+	}
+	ch := &ovnv1alpha1.OVNChassis{ObjectMeta: metav1.ObjectMeta{Name: "rt-chassis", Namespace: namespace}}
+	ch.Spec.CentralRef.Name = central.Name
+	ch.Spec.NodeSelector = map[string]string{"roundtrip.anvil.c5c3.io/chassis": "true"}
+	if err := c.Create(t.Context(), ch); err != nil {
+		t.Fatal(err)
+	}
+	gv := func(group, kind string) schema.GroupVersionKind {
+		return schema.GroupVersionKind{Group: group, Version: "v1", Kind: kind}
+	}
+	runRoundTrips(t, c, subject{
+		gvk:      ovnv1alpha1.GroupVersion.WithKind("OVNChassis"),
+		key:      client.ObjectKeyFromObject(ch),
+		children: []schema.GroupVersionKind{gv("apps", "DaemonSet"), gv("", "ConfigMap"), gv("batch", "Job")},
+		ready:    anvilmeta.ReadyCondition, settled: ovnv1alpha1.OVSReadyCondition,
+	}, chassisRoundTrips())
+}
