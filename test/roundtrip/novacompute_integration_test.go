@@ -68,25 +68,38 @@ func TestPoolRoundTripsCoverEveryOptionalField(t *testing.T) {
 func TestIntegrationPoolFieldsRoundTrip(t *testing.T) {
 	e := startOperator(t)
 	c := e.Management.Client
-	nova := baseNova(t, c, "rtp", "http://"+closedKeystone(t))
-	waitSettled(t, c, subject{gvk: novav1alpha1.GroupVersion.WithKind("Nova"), key: client.ObjectKeyFromObject(nova),
-		ready: anvilmeta.ReadyCondition, settled: anvilmeta.ReadyCondition})
+	nova := poolNova(t, c, "rtp")
 	pool := &novav1alpha1.NovaCompute{ObjectMeta: metav1.ObjectMeta{Name: "rt-pool", Namespace: namespace}}
 	pool.Spec.NovaRef.Name = nova.Name
 	pool.Spec.NodeSelector = map[string]string{"roundtrip.anvil.c5c3.io/pool": "true"}
 	if err := c.Create(t.Context(), pool); err != nil {
 		t.Fatal(err)
 	}
-	runRoundTrips(t, c, subject{
-		gvk: novav1alpha1.GroupVersion.WithKind("NovaCompute"),
-		key: client.ObjectKeyFromObject(pool),
-		// The DaemonSet names the pool's configuration ConfigMap by the
-		// hash of its content, so equal DaemonSets mount equal files. The
-		// ConfigMaps themselves are left out: the pool keeps the previous
-		// ones as a rollback history.
+	runRoundTrips(t, c, poolSubject(pool), poolRoundTrips())
+}
+
+// poolNova creates a Nova for a round trip's pool, with a Keystone that
+// answers nothing, and waits until it is Ready.
+func poolNova(t *testing.T, c client.Client, name string) *novav1alpha1.Nova {
+	t.Helper()
+	nova := baseNova(t, c, name, "http://"+closedKeystone(t))
+	waitSettled(t, c, subject{gvk: novav1alpha1.GroupVersion.WithKind("Nova"), key: client.ObjectKeyFromObject(nova),
+		ready: anvilmeta.ReadyCondition, settled: anvilmeta.ReadyCondition})
+	return nova
+}
+
+// poolSubject is a pool as the round trips see it. The DaemonSet names the
+// pool's configuration ConfigMap by the hash of its content, so equal
+// DaemonSets mount equal files; the ConfigMaps themselves are left out,
+// since the pool keeps the previous ones as a rollback history. Settled is
+// DaemonSetReady: the pool's Ready needs OpenStack.
+func poolSubject(pool *novav1alpha1.NovaCompute) subject {
+	return subject{
+		gvk:      novav1alpha1.GroupVersion.WithKind("NovaCompute"),
+		key:      client.ObjectKeyFromObject(pool),
 		children: []schema.GroupVersionKind{appsv1.SchemeGroupVersion.WithKind("DaemonSet")},
 		ready:    anvilmeta.ReadyCondition, settled: novav1alpha1.DaemonSetReadyCondition,
-	}, poolRoundTrips())
+	}
 }
 
 // poolEntryRoundTrips remove one entry of each list and map of the pool,
@@ -148,9 +161,7 @@ func TestPoolEntryRoundTripsCoverEveryListAndMap(t *testing.T) {
 func TestIntegrationPoolEntriesRoundTrip(t *testing.T) {
 	e := startOperator(t)
 	c := e.Management.Client
-	nova := baseNova(t, c, "rte", "http://"+closedKeystone(t))
-	waitSettled(t, c, subject{gvk: novav1alpha1.GroupVersion.WithKind("Nova"), key: client.ObjectKeyFromObject(nova),
-		ready: anvilmeta.ReadyCondition, settled: anvilmeta.ReadyCondition})
+	nova := poolNova(t, c, "rte")
 	pool := &novav1alpha1.NovaCompute{ObjectMeta: metav1.ObjectMeta{Name: "rt-entries", Namespace: namespace}}
 	pool.Spec.NovaRef.Name = nova.Name
 	pool.Spec.NodeSelector = map[string]string{"roundtrip.anvil.c5c3.io/pool": "true", "roundtrip.anvil.c5c3.io/rack": "r1"}
@@ -177,12 +188,7 @@ func TestIntegrationPoolEntriesRoundTrip(t *testing.T) {
 	if err := c.Create(t.Context(), pool); err != nil {
 		t.Fatal(err)
 	}
-	runRoundTrips(t, c, subject{
-		gvk:      novav1alpha1.GroupVersion.WithKind("NovaCompute"),
-		key:      client.ObjectKeyFromObject(pool),
-		children: []schema.GroupVersionKind{appsv1.SchemeGroupVersion.WithKind("DaemonSet")},
-		ready:    anvilmeta.ReadyCondition, settled: novav1alpha1.DaemonSetReadyCondition,
-	}, poolEntryRoundTrips())
+	runRoundTrips(t, c, poolSubject(pool), poolEntryRoundTrips())
 }
 
 func mustUnmarshal(t *testing.T, raw string, into any) {

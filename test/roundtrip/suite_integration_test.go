@@ -9,8 +9,6 @@ package roundtrip_test
 
 import (
 	"context"
-	"errors"
-	"net"
 	"os"
 	"sync"
 	"testing"
@@ -58,34 +56,9 @@ func startOperator(t *testing.T) *testenv.Environment {
 	return e
 }
 
-// closedKeystoneAddr is a loopback address that accepts connections and
-// closes them at once. A pool dials its Nova's Keystone, and must reach
-// neither a real one nor a resolver off this machine.
-var closedKeystoneAddr = sync.OnceValues(func() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			if err == nil {
-				_ = c.Close()
-			}
-		}
-	}()
-	// The listener lives as long as the test process.
-	return l.Addr().String(), nil
-})
-
+// closedKeystone is the Keystone of the pools' Novas: a pool dials it, and
+// must reach neither a real one nor a resolver off this machine.
 func closedKeystone(t *testing.T) string {
 	t.Helper()
-	addr, err := closedKeystoneAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
+	return testenv.ClosedAddress(t)
 }

@@ -2,8 +2,6 @@ package controlplane_test
 
 import (
 	"context"
-	"errors"
-	"net"
 	"os"
 	"sync"
 	"testing"
@@ -142,38 +140,13 @@ func buildControlPlane(tb testing.TB, name string, remote bool) *c5c3v1alpha1.Co
 	return cp
 }
 
-// closedKeystoneAddr is a loopback address that accepts connections and
-// closes them at once. The suite's pools dial their Nova's Keystone, and
-// must never reach a real one (other packages' tests own the cloud's
-// aggregates), nor send a name to a resolver off this machine.
-var closedKeystoneAddr = sync.OnceValues(func() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			if err == nil {
-				_ = c.Close()
-			}
-		}
-	}()
-	// The listener lives as long as the test process.
-	return l.Addr().String(), nil
-})
-
-// closedKeystone returns closedKeystoneAddr's address.
+// closedKeystone is the suite's Keystone address: the suite's pools dial
+// their Nova's Keystone, and must never reach a real one (other packages'
+// tests own the cloud's aggregates), nor send a name to a resolver off
+// this machine.
 func closedKeystone(tb testing.TB) string {
 	tb.Helper()
-	addr, err := closedKeystoneAddr()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return addr
+	return testenv.ClosedAddress(tb)
 }
 
 // newPool creates a NovaCompute of cp's Nova on a compute cluster. The
