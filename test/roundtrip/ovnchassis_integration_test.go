@@ -3,6 +3,8 @@ package roundtrip_test
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
@@ -50,6 +52,45 @@ var chassisNotRoundTripped = map[string]string{
 	"spec.targetClusterRef":            "immutable: placing a chassis on another cluster is a new chassis, not a setting",
 }
 
+// chassisEntryRoundTrips remove one entry of each list and map of the
+// chassis, from a base that has two of each, and put it back.
+func chassisEntryRoundTrips() map[string]roundTrip {
+	entry := func(field, change, back string) roundTrip {
+		return roundTrip{field: "spec." + field, change: at(field, change), back: at(field, back)}
+	}
+	return map[string]roundTrip{
+		"a bridge mapping":           entry("bridgeMappings", `[`+bridgeA+`]`, `[`+bridgeA+`,`+bridgeB+`]`),
+		"a controller limit":         entry("controller.resources.limits", `{"memory":null}`, `{"memory":"512Mi"}`),
+		"a controller request":       entry("controller.resources.requests", `{"memory":null}`, `{"memory":"128Mi"}`),
+		"a gateway nodeSelector key": entry("gateway.nodeSelector", `{"roundtrip.anvil.c5c3.io/uplink":null}`, `{"roundtrip.anvil.c5c3.io/uplink":"10g"}`),
+		"a nodeSelector key":         entry("nodeSelector", `{"roundtrip.anvil.c5c3.io/rack":null}`, `{"roundtrip.anvil.c5c3.io/rack":"r1"}`),
+		"an ovs limit":               entry("ovs.resources.limits", `{"memory":null}`, `{"memory":"1Gi"}`),
+		"an ovs request":             entry("ovs.resources.requests", `{"memory":null}`, `{"memory":"256Mi"}`),
+		"a toleration":               entry("tolerations", `[`+tolerationA+`]`, `[`+tolerationA+`,`+tolerationB+`]`),
+	}
+}
+
+// Bridge mappings of the base of the chassis's entry round trips, as JSON.
+const (
+	bridgeA = `{"physicalNetwork":"physnet1","bridge":"br-ex"}`
+	bridgeB = `{"physicalNetwork":"physnet2","bridge":"br-storage"}`
+)
+
+// chassisEntriesNotRoundTripped are the chassis's lists and maps without
+// an entry round trip, each with the reason.
+var chassisEntriesNotRoundTripped = map[string]string{
+	"spec.controller.resources.claims": "names a pod-level resource claim, which a chassis pod never has: the DaemonSet would be refused",
+	"spec.ovs.resources.claims":        "names a pod-level resource claim, which a chassis pod never has: the DaemonSet would be refused",
+}
+
+func TestChassisEntryRoundTripsCoverEveryListAndMap(t *testing.T) {
+	byField := map[string]roundTrip{}
+	for _, rt := range chassisEntryRoundTrips() {
+		byField[rt.field] = rt
+	}
+	checkCoverage(t, collectionFields(t, "ovn.openstack.c5c3.io_ovnchassis.yaml"), byField, chassisEntriesNotRoundTripped)
+}
+
 func TestChassisRoundTripsCoverEveryOptionalField(t *testing.T) {
 	fields := optionalFields(t, "ovn.openstack.c5c3.io_ovnchassis.yaml")
 	if len(fields) < 20 {
@@ -80,13 +121,50 @@ func TestIntegrationChassisFieldsRoundTrip(t *testing.T) {
 	if err := c.Create(t.Context(), ch); err != nil {
 		t.Fatal(err)
 	}
+	runRoundTrips(t, c, chassisSubject(ch), chassisRoundTrips())
+
+	// A second chassis of the same central holds two entries in each list
+	// and map, and the entry round trips remove one. Its selector keys
+	// are its own, so the two chassis never claim the same node.
+	entries := &ovnv1alpha1.OVNChassis{ObjectMeta: metav1.ObjectMeta{Name: "rt-chassis-entries", Namespace: namespace}}
+	entries.Spec.CentralRef.Name = central.Name
+	entries.Spec.NodeSelector = map[string]string{"roundtrip.anvil.c5c3.io/entries": "true", "roundtrip.anvil.c5c3.io/rack": "r1"}
+	entries.Spec.Gateway = &ovnv1alpha1.ChassisGatewaySpec{NodeSelector: map[string]string{
+		"roundtrip.anvil.c5c3.io/gateway": "true", "roundtrip.anvil.c5c3.io/uplink": "10g"}}
+	for _, raw := range []string{bridgeA, bridgeB} {
+		var m ovnv1alpha1.BridgeMapping
+		mustUnmarshal(t, raw, &m)
+		entries.Spec.BridgeMappings = append(entries.Spec.BridgeMappings, m)
+	}
+	for _, raw := range []string{tolerationA, tolerationB} {
+		var tol corev1.Toleration
+		mustUnmarshal(t, raw, &tol)
+		entries.Spec.Tolerations = append(entries.Spec.Tolerations, tol)
+	}
+	resources := func(memLimit, memRequest string) *corev1.ResourceRequirements {
+		return &corev1.ResourceRequirements{
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse(memLimit)},
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse(memRequest)},
+		}
+	}
+	entries.Spec.Controller.Resources = resources("512Mi", "128Mi")
+	entries.Spec.OVS.Resources = resources("1Gi", "256Mi")
+	if err := c.Create(t.Context(), entries); err != nil {
+		t.Fatal(err)
+	}
+	runRoundTrips(t, c, chassisSubject(entries), chassisEntryRoundTrips())
+}
+
+// chassisSubject is what a round trip of a chassis compares: its
+// DaemonSets, ConfigMaps and maintenance Jobs, once OVSReady is True.
+func chassisSubject(ch *ovnv1alpha1.OVNChassis) subject {
 	gv := func(group, kind string) schema.GroupVersionKind {
 		return schema.GroupVersionKind{Group: group, Version: "v1", Kind: kind}
 	}
-	runRoundTrips(t, c, subject{
+	return subject{
 		gvk:      ovnv1alpha1.GroupVersion.WithKind("OVNChassis"),
 		key:      client.ObjectKeyFromObject(ch),
 		children: []schema.GroupVersionKind{gv("apps", "DaemonSet"), gv("", "ConfigMap"), gv("batch", "Job")},
 		ready:    anvilmeta.ReadyCondition, settled: ovnv1alpha1.OVSReadyCondition,
-	}, chassisRoundTrips())
+	}
 }
