@@ -3,6 +3,8 @@ package roundtrip_test
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
@@ -85,6 +87,40 @@ func centralReasons() map[string]string {
 	return out
 }
 
+// centralEntryRoundTrips remove one entry of each list and map of the
+// central's databases and relay, from a base that has two of each, and put
+// it back. Both node selector keys match the kwok node, so every member
+// stays schedulable and Ready comes back.
+func centralEntryRoundTrips() map[string]roundTrip {
+	cases := map[string]roundTrip{}
+	for _, part := range []string{"northbound", "southbound", "relay"} {
+		entry := func(field, change, back string) roundTrip {
+			return roundTrip{field: "spec." + part + "." + field, change: at(part+"."+field, change), back: at(part+"."+field, back)}
+		}
+		cases["a "+part+" nodeSelector key"] = entry("nodeSelector", `{"kubernetes.io/os":null}`, `{"kubernetes.io/os":"linux"}`)
+		cases["a "+part+" limit"] = entry("resources.limits", `{"memory":null}`, `{"memory":"1Gi"}`)
+		cases["a "+part+" request"] = entry("resources.requests", `{"memory":null}`, `{"memory":"256Mi"}`)
+		cases["a "+part+" toleration"] = entry("tolerations", `[`+tolerationA+`]`, `[`+tolerationA+`,`+tolerationB+`]`)
+	}
+	return cases
+}
+
+// centralEntriesNotRoundTripped are the central's lists and maps without
+// an entry round trip, each with the reason.
+var centralEntriesNotRoundTripped = map[string]string{
+	"spec.northbound.resources.claims": "names a pod-level resource claim, which a database pod never has: the StatefulSet would be refused",
+	"spec.southbound.resources.claims": "names a pod-level resource claim, which a database pod never has: the StatefulSet would be refused",
+	"spec.relay.resources.claims":      "names a pod-level resource claim, which a relay's pod never has: the Deployment would be refused",
+}
+
+func TestCentralEntryRoundTripsCoverEveryListAndMap(t *testing.T) {
+	byField := map[string]roundTrip{}
+	for _, rt := range centralEntryRoundTrips() {
+		byField[rt.field] = rt
+	}
+	checkCoverage(t, collectionFields(t, "ovn.openstack.c5c3.io_ovncentrals.yaml"), byField, centralEntriesNotRoundTripped)
+}
+
 func TestCentralRoundTripsCoverEveryOptionalField(t *testing.T) {
 	fields := optionalFields(t, "ovn.openstack.c5c3.io_ovncentrals.yaml")
 	if len(fields) < 50 {
@@ -111,10 +147,46 @@ func TestIntegrationCentralFieldsRoundTrip(t *testing.T) {
 	if err := c.Create(t.Context(), central); err != nil {
 		t.Fatal(err)
 	}
+	runRoundTrips(t, c, centralSubject(central), centralRoundTrips())
+
+	// A second central, with a relay, holds two entries in each list and
+	// map of its databases and relay, and the entry round trips remove
+	// one. It is reachable only inside the cluster, so it takes no node
+	// port of the first.
+	entries := &ovnv1alpha1.OVNCentral{ObjectMeta: metav1.ObjectMeta{Name: "rt-ovn-entries", Namespace: namespace}}
+	entries.Spec.Relay = &ovnv1alpha1.OVNRelaySpec{}
+	placement := func(sel *map[string]string, res **corev1.ResourceRequirements, tols *[]corev1.Toleration) {
+		*sel = map[string]string{"kubernetes.io/hostname": "roundtrip-node", "kubernetes.io/os": "linux"}
+		*res = &corev1.ResourceRequirements{
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+		}
+		for _, raw := range []string{tolerationA, tolerationB} {
+			var tol corev1.Toleration
+			mustUnmarshal(t, raw, &tol)
+			*tols = append(*tols, tol)
+		}
+	}
+	for _, db := range []*ovnv1alpha1.OVNDatabaseSpec{&entries.Spec.Northbound, &entries.Spec.Southbound} {
+		db.Replicas = ptr.To[int32](1)
+		placement(&db.NodeSelector, &db.Resources, &db.Tolerations)
+	}
+	r := entries.Spec.Relay
+	placement(&r.NodeSelector, &r.Resources, &r.Tolerations)
+	entries.Spec.Backup = &ovnv1alpha1.OVNBackupSpec{Suspend: true}
+	if err := c.Create(t.Context(), entries); err != nil {
+		t.Fatal(err)
+	}
+	runRoundTrips(t, c, centralSubject(entries), centralEntryRoundTrips())
+}
+
+// centralSubject is what a round trip of a central compares: its
+// workloads, Services, certificates and backup, once Ready is True.
+func centralSubject(central *ovnv1alpha1.OVNCentral) subject {
 	gv := func(group, version, kind string) schema.GroupVersionKind {
 		return schema.GroupVersionKind{Group: group, Version: version, Kind: kind}
 	}
-	runRoundTrips(t, c, subject{
+	return subject{
 		gvk: ovnv1alpha1.GroupVersion.WithKind("OVNCentral"),
 		key: client.ObjectKeyFromObject(central),
 		children: []schema.GroupVersionKind{
@@ -123,5 +195,5 @@ func TestIntegrationCentralFieldsRoundTrip(t *testing.T) {
 			gv("cert-manager.io", "v1", "Certificate"), gv("cert-manager.io", "v1", "Issuer"),
 		},
 		ready: anvilmeta.ReadyCondition, settled: anvilmeta.ReadyCondition,
-	}, centralRoundTrips())
+	}
 }
