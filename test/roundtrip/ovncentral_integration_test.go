@@ -183,16 +183,16 @@ func TestIntegrationCentralFieldsRoundTrip(t *testing.T) {
 // centralSubject is what a round trip of a central compares: its
 // workloads, Services, certificates and backup, once Ready is True.
 func centralSubject(central *ovnv1alpha1.OVNCentral) subject {
-	gv := func(group, version, kind string) schema.GroupVersionKind {
-		return schema.GroupVersionKind{Group: group, Version: version, Kind: kind}
+	gv := func(group, kind string) schema.GroupVersionKind {
+		return schema.GroupVersionKind{Group: group, Version: "v1", Kind: kind}
 	}
 	return subject{
 		gvk: ovnv1alpha1.GroupVersion.WithKind("OVNCentral"),
 		key: client.ObjectKeyFromObject(central),
 		children: []schema.GroupVersionKind{
-			gv("apps", "v1", "StatefulSet"), gv("apps", "v1", "Deployment"), gv("", "v1", "Service"), gv("", "v1", "ConfigMap"),
-			gv("batch", "v1", "CronJob"), gv("policy", "v1", "PodDisruptionBudget"),
-			gv("cert-manager.io", "v1", "Certificate"), gv("cert-manager.io", "v1", "Issuer"),
+			gv("apps", "StatefulSet"), gv("apps", "Deployment"), gv("", "Service"), gv("", "ConfigMap"),
+			gv("batch", "CronJob"), gv("policy", "PodDisruptionBudget"),
+			gv("cert-manager.io", "Certificate"), gv("cert-manager.io", "Issuer"),
 		},
 		ready: anvilmeta.ReadyCondition, settled: anvilmeta.ReadyCondition,
 	}
