@@ -123,6 +123,17 @@ func checkCoverage(t *testing.T, fields []string, cases map[string]roundTrip, re
 	}
 }
 
+// checkEntryCoverage is checkCoverage for the entry round trips of a CRD
+// file, which name their field in roundTrip.field.
+func checkEntryCoverage(t *testing.T, file string, cases map[string]roundTrip, reasons map[string]string) {
+	t.Helper()
+	byField := map[string]roundTrip{}
+	for _, rt := range cases {
+		byField[rt.field] = rt
+	}
+	checkCoverage(t, collectionFields(t, file), byField, reasons)
+}
+
 // subject is the object the round trips patch, and what its pass renders.
 type subject struct {
 	gvk schema.GroupVersionKind

@@ -4,10 +4,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
@@ -90,11 +88,7 @@ var agentEntriesNotRoundTripped = map[string]string{
 }
 
 func TestAgentEntryRoundTripsCoverEveryListAndMap(t *testing.T) {
-	byField := map[string]roundTrip{}
-	for _, rt := range agentEntryRoundTrips() {
-		byField[rt.field] = rt
-	}
-	checkCoverage(t, collectionFields(t, "neutron.openstack.c5c3.io_neutronmetadataagents.yaml"), byField, agentEntriesNotRoundTripped)
+	checkEntryCoverage(t, "neutron.openstack.c5c3.io_neutronmetadataagents.yaml", agentEntryRoundTrips(), agentEntriesNotRoundTripped)
 }
 
 func TestAgentRoundTripsCoverEveryOptionalField(t *testing.T) {
@@ -116,12 +110,7 @@ func TestIntegrationAgentFieldsRoundTrip(t *testing.T) {
 	e := startOperator(t)
 	testenv.StartCertManager(t, e.Management)
 	c := e.Management.Client
-	central := &ovnv1alpha1.OVNCentral{ObjectMeta: metav1.ObjectMeta{Name: "rt-agent-ovn", Namespace: namespace}}
-	for _, db := range []*ovnv1alpha1.OVNDatabaseSpec{&central.Spec.Northbound, &central.Spec.Southbound} {
-		db.Replicas = ptr.To[int32](1)
-		db.ExternallyReachable = true
-	}
-	central.Spec.Northbound.NodePortBase, central.Spec.Southbound.NodePortBase = ptr.To[int32](32702), ptr.To[int32](32712)
+	central := reachableCentral("rt-agent-ovn", 32702, 32712)
 	ch := &ovnv1alpha1.OVNChassis{ObjectMeta: metav1.ObjectMeta{Name: "rt-agent-chassis", Namespace: namespace}}
 	ch.Spec.CentralRef.Name = central.Name
 	ch.Spec.NodeSelector = map[string]string{"roundtrip.anvil.c5c3.io/agent": "true"}
@@ -146,10 +135,7 @@ func TestIntegrationAgentFieldsRoundTrip(t *testing.T) {
 	// and the entry round trips remove one.
 	entries := a.DeepCopy()
 	entries.ObjectMeta = metav1.ObjectMeta{Name: "rt-agent-entries", Namespace: namespace}
-	entries.Spec.Resources = &corev1.ResourceRequirements{
-		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("256Mi")},
-		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
-	}
+	entries.Spec.Resources = twoOfEach("1", "256Mi", "50m", "64Mi")
 	if err := c.Create(t.Context(), entries); err != nil {
 		t.Fatal(err)
 	}

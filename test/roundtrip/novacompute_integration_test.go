@@ -148,12 +148,7 @@ var poolEntriesNotRoundTripped = map[string]string{
 }
 
 func TestPoolEntryRoundTripsCoverEveryListAndMap(t *testing.T) {
-	fields := collectionFields(t, "nova.openstack.c5c3.io_novacomputes.yaml")
-	byField := map[string]roundTrip{}
-	for _, rt := range poolEntryRoundTrips() {
-		byField[rt.field] = rt
-	}
-	checkCoverage(t, fields, byField, poolEntriesNotRoundTripped)
+	checkEntryCoverage(t, "nova.openstack.c5c3.io_novacomputes.yaml", poolEntryRoundTrips(), poolEntriesNotRoundTripped)
 }
 
 // Removing one entry of a pool's list or map and putting it back brings
@@ -170,15 +165,8 @@ func TestIntegrationPoolEntriesRoundTrip(t *testing.T) {
 		"libvirt": {"hw_machine_type": "x86_64=q35"},
 	}
 	pool.Spec.Libvirt = novav1alpha1.LibvirtSpec{CPUMode: "custom", CPUModels: []string{"Haswell", "Skylake-Client"}}
-	pool.Spec.Resources = &corev1.ResourceRequirements{
-		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("2Gi")},
-		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
-	}
-	for _, raw := range []string{tolerationA, tolerationB} {
-		var tol corev1.Toleration
-		mustUnmarshal(t, raw, &tol)
-		pool.Spec.Tolerations = append(pool.Spec.Tolerations, tol)
-	}
+	pool.Spec.Resources = twoOfEach("2", "2Gi", "100m", "1Gi")
+	pool.Spec.Tolerations = twoTolerations(t)
 	for _, raw := range []string{hostTraitsA, hostTraitsB} {
 		var ht novav1alpha1.HostTraitsSpec
 		mustUnmarshal(t, raw, &ht)
@@ -189,6 +177,25 @@ func TestIntegrationPoolEntriesRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	runRoundTrips(t, c, poolSubject(pool), poolEntryRoundTrips())
+}
+
+// twoTolerations are the tolerations of an entry round trip's base.
+func twoTolerations(t *testing.T) []corev1.Toleration {
+	t.Helper()
+	out := make([]corev1.Toleration, 2)
+	for i, raw := range []string{tolerationA, tolerationB} {
+		mustUnmarshal(t, raw, &out[i])
+	}
+	return out
+}
+
+// twoOfEach is a resources block with a CPU and a memory entry in both
+// its limits and its requests, as an entry round trip's base holds them.
+func twoOfEach(cpuLimit, memLimit, cpuRequest, memRequest string) *corev1.ResourceRequirements {
+	return &corev1.ResourceRequirements{
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpuLimit), corev1.ResourceMemory: resource.MustParse(memLimit)},
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpuRequest), corev1.ResourceMemory: resource.MustParse(memRequest)},
+	}
 }
 
 func mustUnmarshal(t *testing.T, raw string, into any) {

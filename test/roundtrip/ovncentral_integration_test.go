@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
@@ -114,11 +113,7 @@ var centralEntriesNotRoundTripped = map[string]string{
 }
 
 func TestCentralEntryRoundTripsCoverEveryListAndMap(t *testing.T) {
-	byField := map[string]roundTrip{}
-	for _, rt := range centralEntryRoundTrips() {
-		byField[rt.field] = rt
-	}
-	checkCoverage(t, collectionFields(t, "ovn.openstack.c5c3.io_ovncentrals.yaml"), byField, centralEntriesNotRoundTripped)
+	checkEntryCoverage(t, "ovn.openstack.c5c3.io_ovncentrals.yaml", centralEntryRoundTrips(), centralEntriesNotRoundTripped)
 }
 
 func TestCentralRoundTripsCoverEveryOptionalField(t *testing.T) {
@@ -137,12 +132,7 @@ func TestIntegrationCentralFieldsRoundTrip(t *testing.T) {
 	e := startOperator(t)
 	testenv.StartCertManager(t, e.Management)
 	c := e.Management.Client
-	central := &ovnv1alpha1.OVNCentral{ObjectMeta: metav1.ObjectMeta{Name: "rt-ovn", Namespace: namespace}}
-	for _, db := range []*ovnv1alpha1.OVNDatabaseSpec{&central.Spec.Northbound, &central.Spec.Southbound} {
-		db.Replicas = ptr.To[int32](1)
-		db.ExternallyReachable = true
-	}
-	central.Spec.Northbound.NodePortBase, central.Spec.Southbound.NodePortBase = ptr.To[int32](32661), ptr.To[int32](32671)
+	central := reachableCentral("rt-ovn", 32661, 32671)
 	central.Spec.Backup = &ovnv1alpha1.OVNBackupSpec{Suspend: true}
 	if err := c.Create(t.Context(), central); err != nil {
 		t.Fatal(err)
@@ -157,15 +147,8 @@ func TestIntegrationCentralFieldsRoundTrip(t *testing.T) {
 	entries.Spec.Relay = &ovnv1alpha1.OVNRelaySpec{}
 	placement := func(sel *map[string]string, res **corev1.ResourceRequirements, tols *[]corev1.Toleration) {
 		*sel = map[string]string{"kubernetes.io/hostname": "roundtrip-node", "kubernetes.io/os": "linux"}
-		*res = &corev1.ResourceRequirements{
-			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
-		}
-		for _, raw := range []string{tolerationA, tolerationB} {
-			var tol corev1.Toleration
-			mustUnmarshal(t, raw, &tol)
-			*tols = append(*tols, tol)
-		}
+		*res = twoOfEach("1", "1Gi", "50m", "256Mi")
+		*tols = twoTolerations(t)
 	}
 	for _, db := range []*ovnv1alpha1.OVNDatabaseSpec{&entries.Spec.Northbound, &entries.Spec.Southbound} {
 		db.Replicas = ptr.To[int32](1)
@@ -178,6 +161,19 @@ func TestIntegrationCentralFieldsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	runRoundTrips(t, c, centralSubject(entries), centralEntryRoundTrips())
+}
+
+// reachableCentral is a central of one member per database, reachable from
+// other clusters through node ports from the two bases given; each test's
+// central takes bases of its own.
+func reachableCentral(name string, northboundPort, southboundPort int32) *ovnv1alpha1.OVNCentral {
+	central := &ovnv1alpha1.OVNCentral{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	for _, db := range []*ovnv1alpha1.OVNDatabaseSpec{&central.Spec.Northbound, &central.Spec.Southbound} {
+		db.Replicas = ptr.To[int32](1)
+		db.ExternallyReachable = true
+	}
+	central.Spec.Northbound.NodePortBase, central.Spec.Southbound.NodePortBase = ptr.To(northboundPort), ptr.To(southboundPort)
+	return central
 }
 
 // centralSubject is what a round trip of a central compares: its

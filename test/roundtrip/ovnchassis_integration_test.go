@@ -3,11 +3,8 @@ package roundtrip_test
 import (
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
@@ -84,11 +81,7 @@ var chassisEntriesNotRoundTripped = map[string]string{
 }
 
 func TestChassisEntryRoundTripsCoverEveryListAndMap(t *testing.T) {
-	byField := map[string]roundTrip{}
-	for _, rt := range chassisEntryRoundTrips() {
-		byField[rt.field] = rt
-	}
-	checkCoverage(t, collectionFields(t, "ovn.openstack.c5c3.io_ovnchassis.yaml"), byField, chassisEntriesNotRoundTripped)
+	checkEntryCoverage(t, "ovn.openstack.c5c3.io_ovnchassis.yaml", chassisEntryRoundTrips(), chassisEntriesNotRoundTripped)
 }
 
 func TestChassisRoundTripsCoverEveryOptionalField(t *testing.T) {
@@ -106,12 +99,7 @@ func TestIntegrationChassisFieldsRoundTrip(t *testing.T) {
 	e := startOperator(t)
 	testenv.StartCertManager(t, e.Management)
 	c := e.Management.Client
-	central := &ovnv1alpha1.OVNCentral{ObjectMeta: metav1.ObjectMeta{Name: "rt-chassis-ovn", Namespace: namespace}}
-	for _, db := range []*ovnv1alpha1.OVNDatabaseSpec{&central.Spec.Northbound, &central.Spec.Southbound} {
-		db.Replicas = ptr.To[int32](1)
-		db.ExternallyReachable = true
-	}
-	central.Spec.Northbound.NodePortBase, central.Spec.Southbound.NodePortBase = ptr.To[int32](32662), ptr.To[int32](32672)
+	central := reachableCentral("rt-chassis-ovn", 32662, 32672)
 	if err := c.Create(t.Context(), central); err != nil {
 		t.Fatal(err)
 	}
@@ -136,19 +124,9 @@ func TestIntegrationChassisFieldsRoundTrip(t *testing.T) {
 		mustUnmarshal(t, raw, &m)
 		entries.Spec.BridgeMappings = append(entries.Spec.BridgeMappings, m)
 	}
-	for _, raw := range []string{tolerationA, tolerationB} {
-		var tol corev1.Toleration
-		mustUnmarshal(t, raw, &tol)
-		entries.Spec.Tolerations = append(entries.Spec.Tolerations, tol)
-	}
-	resources := func(memLimit, memRequest string) *corev1.ResourceRequirements {
-		return &corev1.ResourceRequirements{
-			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse(memLimit)},
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse(memRequest)},
-		}
-	}
-	entries.Spec.Controller.Resources = resources("512Mi", "128Mi")
-	entries.Spec.OVS.Resources = resources("1Gi", "256Mi")
+	entries.Spec.Tolerations = twoTolerations(t)
+	entries.Spec.Controller.Resources = twoOfEach("1", "512Mi", "50m", "128Mi")
+	entries.Spec.OVS.Resources = twoOfEach("1", "1Gi", "50m", "256Mi")
 	if err := c.Create(t.Context(), entries); err != nil {
 		t.Fatal(err)
 	}
