@@ -134,6 +134,12 @@ func checkEntryCoverage(t *testing.T, file string, cases map[string]roundTrip, r
 	checkCoverage(t, collectionFields(t, file), byField, reasons)
 }
 
+// v1Kind names a kind of a group at v1, where every child kind compared
+// here lives.
+func v1Kind(group, kind string) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: group, Version: "v1", Kind: kind}
+}
+
 // subject is the object the round trips patch, and what its pass renders.
 type subject struct {
 	gvk schema.GroupVersionKind

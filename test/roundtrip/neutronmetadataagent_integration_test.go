@@ -145,13 +145,10 @@ func TestIntegrationAgentFieldsRoundTrip(t *testing.T) {
 // agentSubject is what a round trip of an agent compares: its DaemonSet
 // and any Secret it writes, once DaemonSetReady is True.
 func agentSubject(a *neutronv1alpha1.NeutronMetadataAgent) subject {
-	gv := func(group, kind string) schema.GroupVersionKind {
-		return schema.GroupVersionKind{Group: group, Version: "v1", Kind: kind}
-	}
 	return subject{
 		gvk:      neutronv1alpha1.GroupVersion.WithKind("NeutronMetadataAgent"),
 		key:      client.ObjectKeyFromObject(a),
-		children: []schema.GroupVersionKind{gv("apps", "DaemonSet"), gv("", "Secret")},
+		children: []schema.GroupVersionKind{v1Kind("apps", "DaemonSet"), v1Kind("", "Secret")},
 		ready:    anvilmeta.ReadyCondition, settled: neutronv1alpha1.DaemonSetReadyCondition,
 	}
 }

@@ -179,16 +179,13 @@ func reachableCentral(name string, northboundPort, southboundPort int32) *ovnv1a
 // centralSubject is what a round trip of a central compares: its
 // workloads, Services, certificates and backup, once Ready is True.
 func centralSubject(central *ovnv1alpha1.OVNCentral) subject {
-	gv := func(group, kind string) schema.GroupVersionKind {
-		return schema.GroupVersionKind{Group: group, Version: "v1", Kind: kind}
-	}
 	return subject{
 		gvk: ovnv1alpha1.GroupVersion.WithKind("OVNCentral"),
 		key: client.ObjectKeyFromObject(central),
 		children: []schema.GroupVersionKind{
-			gv("apps", "StatefulSet"), gv("apps", "Deployment"), gv("", "Service"), gv("", "ConfigMap"),
-			gv("batch", "CronJob"), gv("policy", "PodDisruptionBudget"),
-			gv("cert-manager.io", "Certificate"), gv("cert-manager.io", "Issuer"),
+			v1Kind("apps", "StatefulSet"), v1Kind("apps", "Deployment"), v1Kind("", "Service"), v1Kind("", "ConfigMap"),
+			v1Kind("batch", "CronJob"), v1Kind("policy", "PodDisruptionBudget"),
+			v1Kind("cert-manager.io", "Certificate"), v1Kind("cert-manager.io", "Issuer"),
 		},
 		ready: anvilmeta.ReadyCondition, settled: anvilmeta.ReadyCondition,
 	}

@@ -136,13 +136,10 @@ func TestIntegrationChassisFieldsRoundTrip(t *testing.T) {
 // chassisSubject is what a round trip of a chassis compares: its
 // DaemonSets, ConfigMaps and maintenance Jobs, once OVSReady is True.
 func chassisSubject(ch *ovnv1alpha1.OVNChassis) subject {
-	gv := func(group, kind string) schema.GroupVersionKind {
-		return schema.GroupVersionKind{Group: group, Version: "v1", Kind: kind}
-	}
 	return subject{
 		gvk:      ovnv1alpha1.GroupVersion.WithKind("OVNChassis"),
 		key:      client.ObjectKeyFromObject(ch),
-		children: []schema.GroupVersionKind{gv("apps", "DaemonSet"), gv("", "ConfigMap"), gv("batch", "Job")},
+		children: []schema.GroupVersionKind{v1Kind("apps", "DaemonSet"), v1Kind("", "ConfigMap"), v1Kind("batch", "Job")},
 		ready:    anvilmeta.ReadyCondition, settled: ovnv1alpha1.OVSReadyCondition,
 	}
 }
