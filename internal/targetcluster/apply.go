@@ -24,8 +24,9 @@ const FieldOwner = "anvil"
 //   - refuses, with a *NotOwnedError, a live object owner does not control;
 //   - claims obj for owner the way the cluster needs (Claim);
 //   - sends nothing when the live object already holds every field obj
-//     sets and FieldOwner owns no field obj no longer sets, so a settled
-//     child costs one read and no write;
+//     sets, carries the digest of obj's configuration
+//     (AppliedHashAnnotation), and FieldOwner owns no field obj no longer
+//     sets, so a settled child costs one read and no write;
 //   - otherwise applies, which also removes the fields it set before and
 //     no longer sets, and leaves fields other managers own alone.
 //
@@ -77,7 +78,7 @@ func (c *Children) Apply(ctx context.Context, scheme *runtime.Scheme, owner, obj
 		// stale read did not see.
 		return client.IgnoreAlreadyExists(c.Client.Create(ctx, obj))
 	}
-	desired, _, err := desiredConfiguration(obj, gvk, o.changeFromCache)
+	desired, _, err := desiredConfiguration(obj, gvk)
 	if err != nil {
 		return err
 	}
@@ -158,17 +159,18 @@ func (c *Children) DeleteIf(ctx context.Context, obj client.Object, owned func(l
 }
 
 // desiredConfiguration is what Apply sends for obj: its apply
-// configuration with its type set and, when withHash is set, the
-// applied-hash annotation, whose value it also returns.
-func desiredConfiguration(obj client.Object, gvk schema.GroupVersionKind, withHash bool) (map[string]any, string, error) {
+// configuration with its type set and the applied-hash annotation, whose
+// value it also returns. The annotation is what makes a removal inside an
+// atomic field visible to Settled: the apiserver records a map such as a
+// pod's nodeSelector as one owned leaf, and a live map that still holds a
+// key desired dropped contains every key desired sets, so without the
+// digest the child would read settled and keep the key.
+func desiredConfiguration(obj client.Object, gvk schema.GroupVersionKind) (map[string]any, string, error) {
 	desired, err := applyConfiguration(obj)
 	if err != nil {
 		return nil, "", err
 	}
 	desired["apiVersion"], desired["kind"] = gvk.GroupVersion().String(), gvk.Kind
-	if !withHash {
-		return desired, "", nil
-	}
 	h, err := annotateAppliedHash(desired)
 	return desired, h, err
 }

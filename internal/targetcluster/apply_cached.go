@@ -15,9 +15,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// AppliedHashAnnotation holds, on a child applied with ChangeFromCache, a
-// digest of the configuration Apply last sent. A metadata-only cache can
-// then tell a changed child from a settled one without reading it.
+// AppliedHashAnnotation holds, on every child Apply writes, a digest of the
+// configuration Apply last sent. A child whose digest differs from the
+// desired one is applied again, even when the live object holds every
+// value desired sets (a key removed from an atomic map leaves exactly
+// that), and a metadata-only cache can tell a changed child from a
+// settled one without reading it (ChangeFromCache).
 const AppliedHashAnnotation = "openstack.c5c3.io/applied-hash"
 
 // annotateAppliedHash adds the digest of desired, taken without the
@@ -84,7 +87,7 @@ func (c *Children) applyChangeFromCache(ctx context.Context, scheme *runtime.Sch
 	if err := c.Claim(owner, claimed, cached, scheme); err != nil {
 		return false, err
 	}
-	desired, want, err := desiredConfiguration(claimed, gvk, true)
+	desired, want, err := desiredConfiguration(claimed, gvk)
 	if err != nil {
 		return false, err
 	}

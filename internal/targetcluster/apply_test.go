@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -196,5 +197,50 @@ func TestAppliedHash(t *testing.T) {
 	}
 	if got := c["metadata"].(map[string]any)["annotations"].(map[string]any)[AppliedHashAnnotation]; got != base || returned != base {
 		t.Errorf("annotation %v, returned %s, want %s", got, returned, base)
+	}
+}
+
+// A key dropped from an atomic map (a pod's nodeSelector) leaves a live
+// object that holds every value desired sets, and the apiserver records
+// the map as one owned leaf that desired still has. Only the digest of
+// the configuration tells the child apart from a settled one.
+func TestSettledSeesAKeyDroppedFromAnAtomicMap(t *testing.T) {
+	gvk := appsv1.SchemeGroupVersion.WithKind("DaemonSet")
+	daemonSet := func(selector map[string]string) *appsv1.DaemonSet {
+		return &appsv1.DaemonSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "ds", Namespace: "ns"},
+			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				NodeSelector: selector, Containers: []corev1.Container{{Name: "c", Image: "i"}},
+			}}},
+		}
+	}
+	two := map[string]string{"a": "1", "b": "2"}
+	applied, _, err := desiredConfiguration(daemonSet(two), gvk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned := []metav1.ManagedFieldsEntry{{Manager: FieldOwner, Operation: metav1.ManagedFieldsOperationApply,
+		FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:` + AppliedHashAnnotation + `":{}}},` +
+			`"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"c\"}":{".":{},"f:image":{},"f:name":{}}},"f:nodeSelector":{}}}}}`)}}
+	cases := []struct {
+		name     string
+		selector map[string]string
+		settled  bool
+	}{
+		{"the same selector", two, true},
+		{"one key dropped", map[string]string{"a": "1"}, false},
+		{"every key dropped", nil, false},
+		{"a key added", map[string]string{"a": "1", "b": "2", "c": "3"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			desired, _, err := desiredConfiguration(daemonSet(tc.selector), gvk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Settled(desired, applied, owned); got != tc.settled {
+				t.Errorf("Settled = %v, want %v", got, tc.settled)
+			}
+		})
 	}
 }

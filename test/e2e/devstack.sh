@@ -188,6 +188,29 @@ release="$("${kubectl[@]}" --context anvil-mgmt get nova controlplane-nova -n op
 [[ -n "$release" ]] || fail "the Nova reports no installedRelease"
 pass "the sample ControlPlane is Ready and its Nova runs release $release"
 
+# A setting comes and goes as GitOps does it: the console proxy is set with
+# a merge patch, reaches the Nova, and is removed with a null. The
+# ControlPlane is Ready again on the generation of the removal, and its
+# Nova reads as before the setting. The hostname is published on nothing
+# that dials it.
+mgmt=("${kubectl[@]}" --context anvil-mgmt -n openstack)
+console_before="$("${mgmt[@]}" get nova controlplane-nova -o jsonpath='{.spec.consoleProxy}')"
+"${mgmt[@]}" patch controlplane controlplane --type merge \
+  -p '{"spec":{"services":{"nova":{"consoleProxy":{"enabled":true,"hostname":"console.anvil.invalid"}}}}}' >/dev/null
+"${mgmt[@]}" wait nova/controlplane-nova --for=jsonpath='{.spec.consoleProxy.hostname}'=console.anvil.invalid --timeout=2m >/dev/null \
+  || fail "the ControlPlane's consoleProxy did not reach its Nova"
+"${mgmt[@]}" patch controlplane controlplane --type merge -p '{"spec":{"services":{"nova":{"consoleProxy":null}}}}' >/dev/null
+generation="$("${mgmt[@]}" get controlplane controlplane -o jsonpath='{.metadata.generation}')"
+"${mgmt[@]}" wait controlplane/controlplane --timeout=2m >/dev/null \
+  --for=jsonpath='{.status.conditions[?(@.type=="Ready")].observedGeneration}'="$generation" \
+  || fail "no pass of the ControlPlane on the generation that removed consoleProxy"
+"${mgmt[@]}" wait controlplane/controlplane --for=condition=Ready --timeout=2m >/dev/null \
+  || fail "the ControlPlane is not Ready after consoleProxy was removed"
+console_after="$("${mgmt[@]}" get nova controlplane-nova -o jsonpath='{.spec.consoleProxy}')"
+[[ "$console_after" == "$console_before" ]] \
+  || fail "the Nova's consoleProxy reads $console_after after its removal, not $console_before"
+pass "consoleProxy set and removed again: the ControlPlane is Ready on the new generation and its Nova as before"
+
 # The OVN central is Ready, the ControlPlane's OVNReady says so, and the
 # service set's Neutron answers through it.
 ovn="$("${kubectl[@]}" --context anvil-mgmt get controlplane controlplane -n openstack \

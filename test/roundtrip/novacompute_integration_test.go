@@ -111,14 +111,20 @@ func poolEntryRoundTrips() map[string]roundTrip {
 	entry := func(field, change, back string) roundTrip {
 		return roundTrip{field: "spec." + field, change: spec(change), back: spec(back)}
 	}
+	// Traits go to the nodes' Hypervisor objects, which the hypervisor
+	// operator turns into Placement traits; the DaemonSet never holds them.
+	beyond := func(rt roundTrip) roundTrip {
+		rt.beyond = "traits act on the nodes' Hypervisors, not on the DaemonSet"
+		return rt
+	}
 	return map[string]roundTrip{
 		"an extraConfig key": entry("extraConfig",
 			`"extraConfig":{"DEFAULT":{"sync_power_state_interval":null}}`,
 			`"extraConfig":{"DEFAULT":{"sync_power_state_interval":"1200"}}`),
 		"an extraConfig section": entry("extraConfig",
 			`"extraConfig":{"libvirt":null}`, `"extraConfig":{"libvirt":{"hw_machine_type":"x86_64=q35"}}`),
-		"a hostTraits entry": entry("hostTraits",
-			`"hostTraits":[`+hostTraitsA+`]`, `"hostTraits":[`+hostTraitsA+`,`+hostTraitsB+`]`),
+		"a hostTraits entry": beyond(entry("hostTraits",
+			`"hostTraits":[`+hostTraitsA+`]`, `"hostTraits":[`+hostTraitsA+`,`+hostTraitsB+`]`)),
 		"a cpuModels entry": entry("libvirt.cpuModels",
 			`"libvirt":{"cpuModels":["Haswell"]}`, `"libvirt":{"cpuModels":["Haswell","Skylake-Client"]}`),
 		"a nodeSelector key": entry("nodeSelector",
@@ -129,7 +135,7 @@ func poolEntryRoundTrips() map[string]roundTrip {
 			`"resources":{"requests":{"memory":null}}`, `"resources":{"requests":{"memory":"1Gi"}}`),
 		"a toleration": entry("tolerations",
 			`"tolerations":[`+tolerationA+`]`, `"tolerations":[`+tolerationA+`,`+tolerationB+`]`),
-		"a trait": entry("traits", `"traits":["CUSTOM_ROUNDTRIP_A"]`, `"traits":["CUSTOM_ROUNDTRIP_A","CUSTOM_ROUNDTRIP_B"]`),
+		"a trait": beyond(entry("traits", `"traits":["CUSTOM_ROUNDTRIP_A"]`, `"traits":["CUSTOM_ROUNDTRIP_A","CUSTOM_ROUNDTRIP_B"]`)),
 	}
 }
 

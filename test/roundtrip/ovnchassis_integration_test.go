@@ -56,14 +56,19 @@ func chassisEntryRoundTrips() map[string]roundTrip {
 		return roundTrip{field: "spec." + field, change: at(field, change), back: at(field, back)}
 	}
 	return map[string]roundTrip{
-		"a bridge mapping":           entry("bridgeMappings", `[`+bridgeA+`]`, `[`+bridgeA+`,`+bridgeB+`]`),
-		"a controller limit":         entry("controller.resources.limits", `{"memory":null}`, `{"memory":"512Mi"}`),
-		"a controller request":       entry("controller.resources.requests", `{"memory":null}`, `{"memory":"128Mi"}`),
-		"a gateway nodeSelector key": entry("gateway.nodeSelector", `{"roundtrip.anvil.c5c3.io/uplink":null}`, `{"roundtrip.anvil.c5c3.io/uplink":"10g"}`),
-		"a nodeSelector key":         entry("nodeSelector", `{"roundtrip.anvil.c5c3.io/rack":null}`, `{"roundtrip.anvil.c5c3.io/rack":"r1"}`),
-		"an ovs limit":               entry("ovs.resources.limits", `{"memory":null}`, `{"memory":"1Gi"}`),
-		"an ovs request":             entry("ovs.resources.requests", `{"memory":null}`, `{"memory":"256Mi"}`),
-		"a toleration":               entry("tolerations", `[`+tolerationA+`]`, `[`+tolerationA+`,`+tolerationB+`]`),
+		"a bridge mapping": {field: "spec.bridgeMappings", change: at("bridgeMappings", `[`+bridgeA+`]`),
+			back:   at("bridgeMappings", `[`+bridgeA+`,`+bridgeB+`]`),
+			beyond: "bridge mappings go into each selected node's entry (TestDecideNodes), and this chassis selects no node"},
+		"a controller limit":   entry("controller.resources.limits", `{"memory":null}`, `{"memory":"512Mi"}`),
+		"a controller request": entry("controller.resources.requests", `{"memory":null}`, `{"memory":"128Mi"}`),
+		"a gateway nodeSelector key": {field: "spec.gateway.nodeSelector",
+			change: at("gateway.nodeSelector", `{"roundtrip.anvil.c5c3.io/uplink":null}`),
+			back:   at("gateway.nodeSelector", `{"roundtrip.anvil.c5c3.io/uplink":"10g"}`),
+			beyond: "the gateway selector marks selected nodes' entries as gateways (TestDecideNodes), and this chassis selects no node"},
+		"a nodeSelector key": entry("nodeSelector", `{"roundtrip.anvil.c5c3.io/rack":null}`, `{"roundtrip.anvil.c5c3.io/rack":"r1"}`),
+		"an ovs limit":       entry("ovs.resources.limits", `{"memory":null}`, `{"memory":"1Gi"}`),
+		"an ovs request":     entry("ovs.resources.requests", `{"memory":null}`, `{"memory":"256Mi"}`),
+		"a toleration":       entry("tolerations", `[`+tolerationA+`]`, `[`+tolerationA+`,`+tolerationB+`]`),
 	}
 }
 
