@@ -141,9 +141,13 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// The webhooks point at a server the test process runs; envtest picks a
-	// local port and serving certificate for it.
-	webhooks := envtest.WebhookInstallOptions{ValidatingWebhooks: validating}
+	// The webhooks point at a server the test process runs, on a port
+	// webhookPort picks; envtest makes its serving certificate.
+	port, err := webhookPort()
+	if err != nil {
+		return nil, err
+	}
+	webhooks := envtest.WebhookInstallOptions{ValidatingWebhooks: validating, LocalServingHost: "127.0.0.1", LocalServingPort: port}
 	if e.Management, err = e.startCluster(ManagementClusterName, binDir, crds, webhooks); err != nil {
 		return nil, err
 	}
