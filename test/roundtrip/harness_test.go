@@ -160,7 +160,8 @@ type subject struct {
 
 // runRoundTrips runs every case against a settled subject, in path order:
 // change, a pass on the new generation, back, and then the subject's
-// children must equal those of the base and ready must be True again.
+// children must equal those of the base, ready must be True again, and
+// no child may have been stored more than once each way.
 func runRoundTrips(t *testing.T, c client.Client, s subject, cases map[string]roundTrip) {
 	t.Helper()
 	waitSettled(t, c, s)
@@ -172,6 +173,7 @@ func runRoundTrips(t *testing.T, c client.Client, s subject, cases map[string]ro
 				path = rt.field
 			}
 			before := fieldAt(t, c, s, path)
+			mark := auditMark(t)
 			mergePatch(t, c, s, rt.change)
 			if fieldAt(t, c, s, path) == before {
 				t.Fatalf("the change left %s as it was (%s): the patch names no field the schema keeps", path, before)
@@ -194,6 +196,7 @@ func runRoundTrips(t *testing.T, c client.Client, s subject, cases map[string]ro
 			}
 			waitSettled(t, c, s)
 			waitChildren(t, c, s, base)
+			checkWrittenOnceEachWay(t, c, s, mark)
 		})
 	}
 }

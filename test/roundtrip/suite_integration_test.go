@@ -27,7 +27,7 @@ var (
 const namespace = testenv.WorkloadNamespace
 
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Run(m, testenv.Options{}, &env))
+	os.Exit(testenv.Run(m, testenv.Options{Audit: true}, &env))
 }
 
 // startOperator runs every controller and the webhooks against the

@@ -224,7 +224,9 @@ func assertNoLeak(t *testing.T) {
 // account and catalog tests use.
 func suiteKeystoneHosts(tb testing.TB) []string {
 	tb.Helper()
-	hosts := []string{"http://" + closedKeystone(tb), "keystone.example.com"}
+	// keystone-gw.example.com is the gateway hostname of the ControlPlane
+	// round trips; the suite's Novas run under kwok, so nothing dials it.
+	hosts := []string{"http://" + closedKeystone(tb), "keystone.example.com", "keystone-gw.example.com"}
 	if cloud == nil {
 		return hosts
 	}

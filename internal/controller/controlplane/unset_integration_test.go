@@ -20,141 +20,37 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 )
 
-// roundTrip is one optional field of a ControlPlane the Nova projection
-// reads: a merge patch that changes it from the suite's ControlPlane, one
-// that changes it back, and the part of the projected Nova it decides.
-type roundTrip struct {
-	change, back string
-	projected    func(*novav1alpha1.Nova) any
-}
-
-// roundTrips holds a case for every optional field of the ControlPlane's
-// spec that the Nova projection reads, keyed by its schema path. Cases set
-// what the suite's ControlPlane leaves out and unset what it sets, so each
-// runs both ways: a field GitOps removes, and one it adds back.
-func roundTrips(name string) map[string]roundTrip {
-	nova := func(field string) func(value string) string {
-		return func(value string) string { return `{"spec":{"services":{"nova":{"` + field + `":` + value + `}}}}` }
-	}
-	// service adds a referenced service the suite's ControlPlane leaves
-	// out; the Nova's endpoints use its internal endpoint.
-	service := func(svc string) roundTrip {
-		patch := func(value string) string { return `{"spec":{"services":{"` + svc + `":` + value + `}}}` }
-		return roundTrip{
-			change:    patch(`{"internalEndpoint":"http://` + svc + `.openstack.svc","publicEndpoint":"https://` + svc + `.example.com"}`),
-			back:      patch("null"),
-			projected: func(n *novav1alpha1.Nova) any { return n.Spec.Endpoints },
-		}
-	}
-	// internal drops the internal endpoint of a service the suite's
-	// ControlPlane has, which leaves the Nova's override of it empty.
-	internal := func(svc string) roundTrip {
-		patch := func(value string) string {
-			return `{"spec":{"services":{"` + svc + `":{"internalEndpoint":` + value + `}}}}`
-		}
-		return roundTrip{
-			change:    patch("null"),
-			back:      patch(`"http://` + svc + `.openstack.svc"`),
-			projected: func(n *novav1alpha1.Nova) any { return n.Spec.Endpoints },
-		}
-	}
-	database := func(field, db string) roundTrip {
-		return roundTrip{
-			change:    nova(field)("null"),
-			back:      nova(field)(`{"host":"mariadb.openstack.svc","database":"` + db + `","secretName":"` + name + `-db"}`),
-			projected: func(n *novav1alpha1.Nova) any { return []any{n.Spec.APIDatabase, n.Spec.Database} },
-		}
-	}
-	return map[string]roundTrip{
-		"spec.services.nova.consoleProxy": {
-			change:    nova("consoleProxy")(`{"enabled":true,"hostname":"console.example.com"}`),
-			back:      nova("consoleProxy")("null"),
-			projected: func(n *novav1alpha1.Nova) any { return n.Spec.ConsoleProxy },
-		},
-		"spec.services.nova.metadataGateway": {
-			change:    nova("metadataGateway")(`{"hostname":"metadata.example.com","parentRef":{"name":"gateway","namespace":"` + testNamespace + `"}}`),
-			back:      nova("metadataGateway")("null"),
-			projected: func(n *novav1alpha1.Nova) any { return n.Spec.Metadata.Gateway },
-		},
-		"spec.services.nova.metadataSharedSecretRef": {
-			change:    nova("metadataSharedSecretRef")(`{"name":"` + name + `-shared","key":"secret"}`),
-			back:      nova("metadataSharedSecretRef")("null"),
-			projected: func(n *novav1alpha1.Nova) any { return n.Spec.Metadata.SharedSecretRef },
-		},
-		"spec.services.nova.remoteCompute": {
-			change:    nova("remoteCompute")(`{"transportURLSecretRef":{"name":"` + name + `-remote-transport"}}`),
-			back:      nova("remoteCompute")("null"),
-			projected: func(n *novav1alpha1.Nova) any { return n.Spec.RemoteCompute },
-		},
-		"spec.services.nova.replicas": {
-			change:    nova("replicas")("3"),
-			back:      nova("replicas")("null"),
-			projected: func(n *novav1alpha1.Nova) any { return n.Spec.Replicas },
-		},
-		"spec.services.nova.apiDatabase": database("apiDatabase", "nova_api"),
-		"spec.services.nova.database":    database("database", "nova"),
-		"spec.infrastructure.messaging.tls": {
-			change:    `{"spec":{"infrastructure":{"messaging":{"tls":null}}}}`,
-			back:      `{"spec":{"infrastructure":{"messaging":{"tls":{"caBundleSecretRef":{"name":"` + name + `-bus-ca"}}}}}}`,
-			projected: func(n *novav1alpha1.Nova) any { return n.Spec.Messaging.TLS },
-		},
-		"spec.services.cinder":                     service("cinder"),
-		"spec.services.barbican":                   service("barbican"),
-		"spec.services.placement.internalEndpoint": internal("placement"),
-		"spec.services.glance.internalEndpoint":    internal("glance"),
-		"spec.services.neutron.internalEndpoint":   internal("neutron"),
-	}
-}
-
-// notProjected are the optional fields on the path of roundTrips that the
-// Nova projection does not read, or whose removal is not a way back to a
-// default, each with the reason.
-var notProjected = map[string]string{
-	"spec.infrastructure":                    "holds messaging, which admission requires with services.nova",
-	"spec.infrastructure.messaging":          "admission requires it with services.nova",
-	"spec.services":                          "holds services.nova, the projection's subject",
-	"spec.services.nova":                     "the projection's subject: without it the Nova is removed, not defaulted",
-	"spec.services.keystone":                 "admission requires it with services.nova",
-	"spec.services.placement":                "admission requires it with services.nova",
-	"spec.services.glance":                   "admission requires it with services.nova",
-	"spec.services.neutron":                  "admission requires it with services.nova",
-	"spec.services.placement.gateway":        "read by the catalog and route steps, not by the projection",
-	"spec.services.placement.publicEndpoint": "read by the catalog step, not by the projection",
-	"spec.services.glance.gateway":           "read by the catalog and route steps, not by the projection",
-	"spec.services.glance.publicEndpoint":    "read by the catalog step, not by the projection",
-	"spec.services.neutron.gateway":          "read by the catalog and route steps, not by the projection",
-	"spec.services.neutron.publicEndpoint":   "read by the catalog step, not by the projection",
-	"spec.services.neutron.ovn":              "read by the OVN step, not by the projection",
-	"spec.services.nova.hypervisorOperator":  "read by the accounts step, which writes Keystone users, not by the projection",
-	"spec.services.nova.internalEndpoint":    "read by the catalog step, not by the projection",
-	"spec.services.nova.publicEndpoint":      "read by the catalog step, not by the projection",
-}
-
-// Every optional field the Nova projection reads goes and comes back the
-// way GitOps does it, with merge patches: the ControlPlane never wedges on
-// the way (NovaProjectionRejected), and once the field is back the Nova
-// reads as it did before and NovaReady is True on the new generation.
-// Issue #34: server-side apply removed the fields the last apply owned
-// under spec.consoleProxy and left the emptied object null, which the
-// Nova's schema refused until the field was made nullable.
+// Every optional field of the ControlPlane with a round trip goes and
+// comes back the way GitOps does it, with merge patches: the ControlPlane
+// never wedges on the way (NovaProjectionRejected), and once the field is
+// back what it decides (the projected Nova, a Secret the ControlPlane
+// writes, a condition) reads as it did before and NovaReady is True on the
+// new generation. Issue #34: server-side apply removed the fields the last
+// apply owned under spec.consoleProxy and left the emptied object null,
+// which the Nova's schema refused until the field was made nullable.
 func TestIntegrationProjectedFieldsRoundTrip(t *testing.T) {
 	e := startOperator(t)
 	const name = "unset"
 	newControlPlane(t, name, false)
 	putSecret(t, name+"-shared", map[string]string{"secret": "round-trip-shared-secret"})
+	// Second keys for the key fields' round trips, each with another value
+	// than the default key's, so that the change shows in the children.
+	putSecret(t, name+"-bus", map[string]string{"transport_url": busURL, "other_url": remoteBusURL})
+	putSecret(t, name+"-bus-ca", map[string]string{"ca.crt": caBundle, "other.crt": otherCABundle})
+	putSecret(t, name+"-nova-password", map[string]string{"password": servicePass, "other": rotatedPass})
 	waitNovaReady(t, name, c5c3v1alpha1.NovaReadyReason)
 	cases := roundTrips(name)
 	for _, path := range slices.Sorted(maps.Keys(cases)) {
 		rt := cases[path]
 		t.Run(path, func(t *testing.T) {
-			before := rt.projected(projectedNova(t, name))
+			before := rt.observed(t, name)
 			mergePatchControlPlane(t, name, rt.change)
-			waitNova(t, name, "the Nova follows the change of "+path, rt.projected, func(v any) bool {
+			waitObserved(t, name, "the children follow the change of "+path, rt.observed, func(v any) bool {
 				return !equality.Semantic.DeepEqual(v, before)
 			})
 			waitPassOnGeneration(t, name)
 			mergePatchControlPlane(t, name, rt.back)
-			waitNova(t, name, "the Nova back as it was before "+path+" changed", rt.projected, func(v any) bool {
+			waitObserved(t, name, "the children back as they were before "+path+" changed", rt.observed, func(v any) bool {
 				return equality.Semantic.DeepEqual(v, before)
 			})
 			waitSettledOnGeneration(t, name)
@@ -190,17 +86,12 @@ func projectedNova(t *testing.T, cp string) *novav1alpha1.Nova {
 	return n
 }
 
-// waitNova polls the projected Nova until ok holds for the part of it
-// projected returns.
-func waitNova(t *testing.T, cp, what string, projected func(*novav1alpha1.Nova) any, ok func(any) bool) {
+// waitObserved polls what a round trip observes until ok holds for it.
+func waitObserved(t *testing.T, cp, what string, observed func(*testing.T, string) any, ok func(any) bool) {
 	t.Helper()
 	var last any
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		n := &novav1alpha1.Nova{}
-		if err := env.Management.Client.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: cp + "-nova"}, n); err != nil {
-			return false, nil //nolint:nilerr // poll again
-		}
-		last = projected(n)
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		last = observed(t, cp)
 		return ok(last), nil
 	})
 	if err != nil {
