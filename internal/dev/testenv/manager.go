@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -39,21 +40,45 @@ func (e *Environment) NewManager(logs io.Writer) (ctrl.Manager, error) {
 // StartManager runs mgr until the test binary exits, and waits until its
 // webhook server serves, because the apiserver calls the webhooks on the
 // first create, and until ready, if given, holds.
+//
+// A manager that fails while starting (its webhook server cannot bind, for
+// one) is an error returned here, so that the test fails and the package
+// still stops its clusters; a panic would end the test binary and leave
+// them running. A manager that fails later panics: the package's tests
+// would otherwise wait on a dead operator.
 func StartManager(mgr ctrl.Manager, ready func() bool) error {
+	// failed is unbuffered: a failure either reaches the wait below or
+	// comes after StartManager returned, never neither.
+	failed := make(chan error)
+	returned := make(chan struct{})
 	go func() {
 		// The environment's apiservers stop first at the end, which the
 		// manager does not mind.
-		if err := mgr.Start(context.Background()); err != nil {
-			panic(err)
+		err := mgr.Start(context.Background())
+		select {
+		case failed <- err:
+		case <-returned:
+			if err != nil {
+				panic(err)
+			}
 		}
 	}()
+	defer close(returned)
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		select {
+		case err := <-failed:
+			return false, fmt.Errorf("the manager stopped while starting: %w", err)
+		default:
+		}
 		if mgr.GetWebhookServer().StartedChecker()(nil) != nil {
 			return false, nil //nolint:nilerr // not serving yet
 		}
 		return ready == nil || ready(), nil
 	})
-	if err != nil {
+	switch {
+	case err != nil && !wait.Interrupted(err):
+		return err
+	case err != nil:
 		return errors.New("the manager did not start: its webhook server does not serve, or it is not ready")
 	}
 	return nil
