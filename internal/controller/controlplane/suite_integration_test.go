@@ -38,7 +38,7 @@ var (
 // would find an address they cannot reach.
 func TestMain(m *testing.M) {
 	os.Exit(openstacktest.RunWithNova(&cloud, func() int {
-		return testenv.Run(m, testenv.Options{ComputeClusters: 4}, &env)
+		return testenv.Run(m, testenv.Options{ComputeClusters: 4, Audit: true}, &env)
 	}))
 }
 

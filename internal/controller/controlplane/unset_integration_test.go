@@ -18,6 +18,7 @@ import (
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
 // Every optional field of the ControlPlane with a round trip goes and
@@ -44,6 +45,10 @@ func TestIntegrationProjectedFieldsRoundTrip(t *testing.T) {
 		rt := cases[path]
 		t.Run(path, func(t *testing.T) {
 			before := rt.observed(t, name)
+			mark, err := e.Management.AuditMark()
+			if err != nil {
+				t.Fatal(err)
+			}
 			mergePatchControlPlane(t, name, rt.change)
 			waitObserved(t, name, "the children follow the change of "+path, rt.observed, func(v any) bool {
 				return !equality.Semantic.DeepEqual(v, before)
@@ -54,6 +59,7 @@ func TestIntegrationProjectedFieldsRoundTrip(t *testing.T) {
 				return equality.Semantic.DeepEqual(v, before)
 			})
 			waitSettledOnGeneration(t, name)
+			checkWrittenOnceEachWay(t, name, mark)
 		})
 	}
 	cp := &c5c3v1alpha1.ControlPlane{}
@@ -62,6 +68,25 @@ func TestIntegrationProjectedFieldsRoundTrip(t *testing.T) {
 	}
 	if cp.Spec.Services.Nova.ConsoleProxy != nil {
 		t.Errorf("the merge patch left consoleProxy %+v on the ControlPlane", cp.Spec.Services.Nova.ConsoleProxy)
+	}
+}
+
+// checkWrittenOnceEachWay fails for an object of the ControlPlane name
+// (its Nova, the Nova's children, the Secrets it writes, all named
+// name-...) that the operator stored more than twice since mark: one write
+// for the change and one for the way back are all a round trip needs.
+func checkWrittenOnceEachWay(t *testing.T, name string, mark int64) {
+	t.Helper()
+	events, _, err := env.Management.AuditWrites(mark)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repeated := testenv.RepeatedWrites(events, 2, func(e testenv.AuditEvent) bool {
+		return e.Namespace == testNamespace && e.Resource != "events" && strings.HasPrefix(e.Name, name+"-")
+	})
+	for key, writes := range repeated {
+		t.Errorf("the operator stored %s %d times in one round trip, where one write each way is enough:\n%s",
+			key, len(writes), testenv.FormatAuditEvents(writes))
 	}
 }
 

@@ -254,3 +254,25 @@ func FormatAuditEvents(events []AuditEvent) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// RepeatedWrites groups the writes the operator under test stored (status
+// below 300) to objects, not their subresources, that keep accepts, by
+// resource and name, and returns the groups of more than most writes. A
+// test that changes an object and changes it back expects each child to
+// be stored at most once each way.
+func RepeatedWrites(events []AuditEvent, most int, keep func(AuditEvent) bool) map[string][]AuditEvent {
+	byObject := map[string][]AuditEvent{}
+	for _, e := range OperatorWrites(events) {
+		if e.Subresource != "" || e.Code >= 300 || !keep(e) {
+			continue
+		}
+		key := e.Resource + " " + e.Namespace + "/" + e.Name
+		byObject[key] = append(byObject[key], e)
+	}
+	for key, writes := range byObject {
+		if len(writes) <= most {
+			delete(byObject, key)
+		}
+	}
+	return byObject
+}

@@ -53,3 +53,22 @@ func TestParseAuditKeepsReadsWhenAsked(t *testing.T) {
 		t.Errorf("verbs = %s, want get,watch,update: a watch counts once, when it completes", got)
 	}
 }
+
+func TestRepeatedWrites(t *testing.T) {
+	write := func(name, subresource, agent string, code int32) AuditEvent {
+		return AuditEvent{Verb: "patch", Resource: "secrets", Namespace: "ns", Name: name, Subresource: subresource, UserAgent: agent, Code: code}
+	}
+	events := []AuditEvent{
+		write("twice", "", OperatorUserAgent, 200), write("twice", "", OperatorUserAgent, 200),
+		write("thrice", "", OperatorUserAgent, 200), write("thrice", "", OperatorUserAgent, 201), write("thrice", "", OperatorUserAgent, 200),
+		// Refused writes, status writes and another client's writes do not count.
+		write("refused", "", OperatorUserAgent, 409), write("refused", "", OperatorUserAgent, 409), write("refused", "", OperatorUserAgent, 200),
+		write("status", "status", OperatorUserAgent, 200), write("status", "status", OperatorUserAgent, 200), write("status", "status", OperatorUserAgent, 200),
+		write("test", "", "test-client", 200), write("test", "", "test-client", 200), write("test", "", "test-client", 200),
+		write("skipped", "", OperatorUserAgent, 200), write("skipped", "", OperatorUserAgent, 200), write("skipped", "", OperatorUserAgent, 200),
+	}
+	got := RepeatedWrites(events, 2, func(e AuditEvent) bool { return e.Name != "skipped" })
+	if len(got) != 1 || len(got["secrets ns/thrice"]) != 3 {
+		t.Errorf("RepeatedWrites = %v, want only secrets ns/thrice with 3 writes", got)
+	}
+}
