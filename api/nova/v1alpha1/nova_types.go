@@ -50,10 +50,11 @@ type NovaSpec struct {
 	// Metadata configures the metadata API.
 	Metadata MetadataSpec `json:"metadata"`
 
-	// ConsoleProxy configures the noVNC console proxy that [vnc] points at.
+	// ConsoleProxy configures the noVNC console proxy that [vnc] points at;
+	// without it no proxy runs.
 	// +optional
 	// +nullable
-	ConsoleProxy ConsoleProxySpec `json:"consoleProxy,omitempty"`
+	ConsoleProxy *ConsoleProxySpec `json:"consoleProxy,omitempty"`
 
 	// Logging configures the services' logs.
 	// +optional
@@ -286,6 +287,14 @@ type GatewayParentRef struct {
 	// SectionName selects one listener of the Gateway.
 	// +optional
 	SectionName string `json:"sectionName,omitempty"`
+}
+
+// Console is the console proxy's settings, the zero value when unset.
+func (s *NovaSpec) Console() ConsoleProxySpec {
+	if s.ConsoleProxy == nil {
+		return ConsoleProxySpec{}
+	}
+	return *s.ConsoleProxy
 }
 
 // ConsoleProxySpec configures the noVNC console proxy.

@@ -547,7 +547,11 @@ func (in *NovaSpec) DeepCopyInto(out *NovaSpec) {
 	out.ServiceUser = in.ServiceUser
 	out.Endpoints = in.Endpoints
 	in.Metadata.DeepCopyInto(&out.Metadata)
-	out.ConsoleProxy = in.ConsoleProxy
+	if in.ConsoleProxy != nil {
+		in, out := &in.ConsoleProxy, &out.ConsoleProxy
+		*out = new(ConsoleProxySpec)
+		**out = **in
+	}
 	out.Logging = in.Logging
 	if in.RemoteCompute != nil {
 		in, out := &in.RemoteCompute, &out.RemoteCompute

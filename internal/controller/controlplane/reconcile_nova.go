@@ -189,8 +189,11 @@ func BuildNovaSpec(cp *c5c3v1alpha1.ControlPlane) (novav1alpha1.NovaSpec, error)
 	spec.Endpoints.Glance.Override = internalOf(s.Glance)
 	spec.Endpoints.Cinder = novav1alpha1.OptionalEndpoint{Enabled: s.Cinder != nil, Override: internalOf(s.Cinder)}
 	spec.Endpoints.Barbican = novav1alpha1.OptionalEndpoint{Enabled: s.Barbican != nil, Override: internalOf(s.Barbican)}
+	// Set only when the ControlPlane sets it: an apply without the field
+	// removes it whole, so the Nova reads as one that never had it, where
+	// an emptied object would be left as null.
 	if c := svc.ConsoleProxy; c != nil {
-		spec.ConsoleProxy = novav1alpha1.ConsoleProxySpec{Enabled: c.Enabled, Hostname: c.Hostname}
+		spec.ConsoleProxy = &novav1alpha1.ConsoleProxySpec{Enabled: c.Enabled, Hostname: c.Hostname}
 	}
 	spec.Replicas = svc.Replicas
 	spec.APIDatabase = novaDatabase(svc.APIDatabase)

@@ -223,9 +223,9 @@ func buildContractInput(nova *novav1alpha1.Nova) novaconfig.ContractInput {
 		Cinder:              novaconfig.OptionalService{Enabled: spec.Endpoints.Cinder.Enabled, Override: spec.Endpoints.Cinder.Override},
 		Barbican:            novaconfig.OptionalService{Enabled: spec.Endpoints.Barbican.Enabled, Override: spec.Endpoints.Barbican.Override},
 		CellName:            cellName,
-		ConsoleProxyEnabled: spec.ConsoleProxy.Enabled,
+		ConsoleProxyEnabled: spec.Console().Enabled,
 	}
-	if spec.ConsoleProxy.Enabled {
+	if spec.Console().Enabled {
 		in.NoVNCProxyBaseURL = noVNCProxyBaseURL(nova)
 	}
 	return in
@@ -234,7 +234,7 @@ func buildContractInput(nova *novav1alpha1.Nova) novaconfig.ContractInput {
 // noVNCProxyBaseURL is where a browser opens a console: the published
 // hostname when there is one, else the proxy's cluster Service.
 func noVNCProxyBaseURL(nova *novav1alpha1.Nova) string {
-	if h := nova.Spec.ConsoleProxy.Hostname; h != "" {
+	if h := nova.Spec.Console().Hostname; h != "" {
 		return "https://" + h + "/vnc_lite.html"
 	}
 	return fmt.Sprintf("http://%s-novncproxy.%s.svc:%d/vnc_lite.html", nova.Name, nova.Namespace, noVNCProxyPort)

@@ -140,7 +140,7 @@ func TestNoVNCProxyBaseURL(t *testing.T) {
 	if got, want := noVNCProxyBaseURL(nova), "http://controlplane-nova-novncproxy.openstack.svc:6080/vnc_lite.html"; got != want {
 		t.Errorf("service URL = %q, want %q", got, want)
 	}
-	nova.Spec.ConsoleProxy.Hostname = "console.example.com"
+	nova.Spec.ConsoleProxy = &novav1alpha1.ConsoleProxySpec{Hostname: "console.example.com"}
 	if got, want := noVNCProxyBaseURL(nova), "https://console.example.com/vnc_lite.html"; got != want {
 		t.Errorf("published URL = %q, want %q", got, want)
 	}

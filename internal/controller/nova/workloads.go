@@ -79,7 +79,7 @@ func componentLabels(nova *novav1alpha1.Nova, c Component) map[string]string {
 // wanted reports whether the Nova runs c: the console proxy only while it
 // is enabled.
 func wanted(nova *novav1alpha1.Nova, c Component) bool {
-	return c.Name != "novncproxy" || nova.Spec.ConsoleProxy.Enabled
+	return c.Name != "novncproxy" || nova.Spec.Console().Enabled
 }
 
 // replicasOf is how many pods c runs: the console proxy holds only

@@ -96,7 +96,7 @@ func TestWanted(t *testing.T) {
 	if wanted(nova, proxy) {
 		t.Error("the console proxy runs only while enabled")
 	}
-	nova.Spec.ConsoleProxy.Enabled = true
+	nova.Spec.ConsoleProxy = &novav1alpha1.ConsoleProxySpec{Enabled: true}
 	if !wanted(nova, proxy) || replicasOf(nova, proxy) != 1 {
 		t.Error("an enabled console proxy runs one pod")
 	}
