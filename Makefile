@@ -123,8 +123,12 @@ image: ## Build the operator's OCI image without Docker into $(IMAGE_OUTPUT) and
 ##@ Test
 
 .PHONY: test
-test: ## Every test, from scratch: tools (packages and services installed beside), verify, lint, unit, integration, e2e; prints each phase's time.
-	hack/make-test.sh
+test: ## The gate CI runs, from scratch: tools (packages and services beside), verify, gofmt and vet, unit and integration tests without the long suites; prints each phase's time.
+	hack/make-test.sh gate
+
+.PHONY: test-all
+test-all: ## Everything: make test with the long suites (chaos, round trips, benchmarks' test forms), the e2e checks of the devstack and the guide, and golangci-lint.
+	hack/make-test.sh all
 
 .PHONY: test-unit
 test-unit: ## Unit tests: pure functions, no processes.
@@ -136,11 +140,13 @@ test-integration: tools-kube deps ## Integration tests on real kube-apiservers a
 
 # make test runs both kinds in one go test, so each test binary is built
 # and linked once rather than once per kind: on two cores that second round
-# alone takes about two minutes. go test's own vet is off there because the
-# lint lane runs govet with every analyzer go test would run, and more.
+# alone takes about two minutes. go test's own vet, a small set of govet's
+# analyzers, is make test's lint; make test-all turns it off, since its
+# golangci-lint runs govet with every analyzer and more.
+TEST_VET ?=
 .PHONY: test-go
-test-go: tools-kube deps ## Unit and integration tests in one go test run, as make test runs them.
-	go test -count=1 -vet=off -ldflags='$(TEST_LDFLAGS)' -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(INTEGRATION_FIRST) ./...
+test-go: tools-kube deps ## Unit and integration tests in one go test run, as make test-all runs them (ANVIL_SKIP_LONG_SUITES=1: as make test does).
+	go test -count=1 $(TEST_VET) -ldflags='$(TEST_LDFLAGS)' -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(INTEGRATION_FIRST) ./...
 
 # The image's reproducibility at full strength: the pin test's second
 # `make image` runs with an empty GOCACHE too, compiling the operator anew

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -70,6 +71,9 @@ func heapAlloc() uint64 {
 // less than 20 MB to the operator's heap once its caches hold them: the
 // remote caches keep metadata, trimmed, not the objects.
 func TestIntegrationManySecretsOnAComputeClusterCostLittleHeap(t *testing.T) {
+	// A long suite: 20,000 Secrets keep both cores busy for a minute. Its
+	// short version in make test is the trimming transform's table test.
+	testenv.Long(t, "test-all")
 	startOperator(t)
 	ctx := context.Background()
 	b := env.ComputeCluster("compute-b")

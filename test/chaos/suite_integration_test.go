@@ -58,6 +58,12 @@ func TestMain(m *testing.M) {
 	// The operator under test is a process with a log of its own; the
 	// test's clients log nothing.
 	ctrllog.SetLogger(logr.Discard())
+	// make test leaves the suite to make test-all and make test-chaos; its
+	// short versions there are targetcluster's restart and unreachable
+	// cluster tests. Nothing is started, not even the reference Nova.
+	if testenv.SkipsLongSuites() {
+		os.Exit(testenv.Run(m, testenv.Options{Long: "test-chaos"}, &env))
+	}
 	os.Exit(openstacktest.RunWithNova(&cloud, func() int {
 		return testenv.Run(m, testenv.Options{ComputeClusters: 3, Audit: true}, &env)
 	}))

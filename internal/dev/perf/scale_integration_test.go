@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/anvil/anvil/internal/dev/perf"
+	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
 // P4 in miniature, so that the simulator path runs with the integration
@@ -15,6 +16,9 @@ func TestIntegrationScaleSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: starts four clusters and compiles the operator (run without -short)")
 	}
+	// The benchmark's test form is a long suite; make test keeps the
+	// simulator's own tests (package osim).
+	testenv.Long(t, "test-all")
 	var logs, progress bytes.Buffer
 	r, err := perf.MeasureScale(t.Context(), perf.Scale{Clusters: 3, NodesPerCluster: 20, PoolsPerCluster: 1}, &logs, &progress)
 	if err != nil {

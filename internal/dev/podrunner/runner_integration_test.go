@@ -31,6 +31,12 @@ var (
 // TestMain starts compute-a and the real OpenStack services; the nova-compute
 // subtest registers a host in that Nova.
 func TestMain(m *testing.M) {
+	// The runner's own service tests are a long suite: make test's
+	// controller suites run their pods through it, which is its short
+	// version there.
+	if testenv.SkipsLongSuites() {
+		os.Exit(testenv.Run(m, testenv.Options{Long: "test-all"}, &env))
+	}
 	os.Exit(openstacktest.RunWithNova(&cloud, func() int {
 		return testenv.Run(m, testenv.Options{ComputeClusters: 1}, &env)
 	}))

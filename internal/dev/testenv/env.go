@@ -63,6 +63,12 @@ type Options struct {
 	// AuditReads makes the audit log record reads (get, list, watch) as
 	// well, which Cluster.AuditRequests returns; it implies Audit.
 	AuditReads bool
+
+	// Long names the make target that runs this package as a long suite.
+	// When set and the run leaves long suites out (SkipsLongSuites), Run
+	// starts no cluster and the tests that call Require skip; the
+	// package's tests without clusters still run.
+	Long string
 }
 
 // Environment is a running management cluster plus its compute clusters.

@@ -27,7 +27,10 @@ func Run(m *testing.M, opts Options, env **Environment) int {
 	// failing package's output. The operators a test starts log through
 	// their own managers' loggers, not this one.
 	ctrllog.SetLogger(logr.Discard())
-	if testing.Short() {
+	if testing.Short() || (opts.Long != "" && SkipsLongSuites()) {
+		if !testing.Short() {
+			skipReason = "long suite: `make " + opts.Long + "` runs it (" + SkipLongSuitesEnv + " is set)"
+		}
 		code := m.Run()
 		procgroup.Shutdown()
 		return code
@@ -53,12 +56,15 @@ func Run(m *testing.M, opts Options, env **Environment) int {
 	return code
 }
 
-// Require skips the test when no Environment runs, which is the case under
-// -short, where only unit tests run.
+// skipReason is what Require says when Run started no Environment.
+var skipReason = "integration test: needs real apiservers (run without -short)"
+
+// Require skips the test when no Environment runs: under -short, where
+// only unit tests run, and in a long-suite package that the run leaves out.
 func Require(t testing.TB, env *Environment) *Environment {
 	t.Helper()
 	if env == nil {
-		t.Skip("integration test: needs real apiservers (run without -short)")
+		t.Skip(skipReason)
 	}
 	return env
 }

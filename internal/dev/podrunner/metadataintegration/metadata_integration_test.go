@@ -37,6 +37,13 @@ var (
 // TestMain starts the OpenStack service set, for its Neutron and OVN
 // central, and a management cluster for the runner's node.
 func TestMain(m *testing.M) {
+	// A long suite: the whole metadata path through a real agent in a
+	// network namespace takes minutes of two cores. make test keeps the
+	// agent's configuration checks (package neutronmetadataagent) and the
+	// OVN half of the dev tree (ovnintegration).
+	if testenv.SkipsLongSuites() {
+		os.Exit(testenv.Run(m, testenv.Options{Long: "test-all"}, &tenv))
+	}
 	os.Exit(openstacktest.Run(&cloud, func() int {
 		return testenv.Run(m, testenv.Options{}, &tenv)
 	}))
