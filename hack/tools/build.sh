@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds every pinned tool into bin/ from Go modules only:
-# `build.sh [--force] [kube] [lint]`, both groups when none is named.
+# `build.sh [--force] [kube] [test] [lint]`, kube and lint when none is named.
 #
 # The tools live in three Go modules under hack/tools: kube (everything
 # built on the Kubernetes libraries, which share one dependency graph so
@@ -24,12 +24,17 @@ build=(go build -trimpath -gcflags=all=-dwarf=false)
 KUBE_VERSION="v1.37.2"
 KWOK_VERSION="v0.8.0"
 
-# Two groups, each with its own stamp, so that `make test` can build the
+# Groups, each with its own stamp, so that `make test-all` can build the
 # linter at low priority beside the tests while the clusters' binaries come
 # first, and a devstack never waits for the linter:
 #   kube: the clusters, cert-manager and the generators (modules kube, etcd)
+#   test: the part of kube that the Go tests run; `make test` builds only
+#         this, since kubectl and kwokctl serve the devstack and the e2e
+#         checks alone and cost about 80 CPU-seconds of a fresh build
 #   lint: golangci-lint and govulncheck (module lint)
+# A kube build also stamps test, which it contains.
 kube_binaries=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl controller-gen helm cert-manager-controller)
+test_binaries=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok controller-gen helm cert-manager-controller)
 lint_binaries=(golangci-lint govulncheck)
 # cert-manager's CRDs, copied from the module its controller is built from.
 cert_manager_crds=(certificaterequests certificates clusterissuers issuers)
@@ -39,8 +44,8 @@ groups=()
 for arg in "$@"; do
   case "$arg" in
     --force) force=true ;;
-    kube | lint) groups+=("$arg") ;;
-    *) echo "usage: $0 [--force] [kube] [lint]" >&2; exit 2 ;;
+    kube | test | lint) groups+=("$arg") ;;
+    *) echo "usage: $0 [--force] [kube] [test] [lint]" >&2; exit 2 ;;
   esac
 done
 [[ ${#groups[@]} -gt 0 ]] || groups=(kube lint)
@@ -49,8 +54,10 @@ done
 # script and its modules (with hack/tools/kube/cert-manager-controller, a
 # main package of ours).
 want_stamp() {
-  local dirs=("$tools/$1")
-  [[ "$1" == kube ]] && dirs+=("$tools/etcd")
+  local module="$1"
+  [[ "$module" == test ]] && module=kube
+  local dirs=("$tools/$module")
+  [[ "$module" == kube ]] && dirs+=("$tools/etcd")
   {
     go version
     cat "$tools/build.sh"
@@ -60,16 +67,27 @@ want_stamp() {
 
 all_present() {
   local b c names=()
-  if [[ "$1" == kube ]]; then names=("${kube_binaries[@]}"); else names=("${lint_binaries[@]}"); fi
+  case "$1" in
+    kube) names=("${kube_binaries[@]}") ;;
+    test) names=("${test_binaries[@]}") ;;
+    lint) names=("${lint_binaries[@]}") ;;
+  esac
   for b in "${names[@]}"; do [[ -x "$bin/$b" ]] || return 1; done
-  if [[ "$1" == kube ]]; then
+  if [[ "$1" != lint ]]; then
     for c in "${cert_manager_crds[@]}"; do [[ -f "$bin/cert-manager-crds/cert-manager.io_$c.yaml" ]] || return 1; done
   fi
 }
 
 step() { printf 'tools: %s\n' "$*"; }
 
-build_kube() {
+# build_kube builds the whole group; build_test, the part the tests run.
+build_test() { build_kube_family test; }
+build_kube() { build_kube_family kube; }
+
+# build_kube_family GROUP builds etcd and GROUP's binaries of the
+# Kubernetes family, and copies cert-manager's CRDs.
+build_kube_family() {
+  local group="$1"
   # etcd first: it is the small module, and envtest needs it with kube-apiserver.
   step "building etcd (module hack/tools/etcd)"
   (cd "$tools/etcd" && "${build[@]}" -ldflags "-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3)
@@ -92,13 +110,12 @@ build_kube() {
   ldflags+=" -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=$KUBE_VERSION"
   # go.mod pins cert-manager's version, which its binary reports in its user agent.
   ldflags+=" -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$cm_version"
-  step "building the Kubernetes family (module hack/tools/kube)"
-  (cd "$tools/kube" && "${build[@]}" -ldflags "$ldflags" -o "$bin/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl \
-    sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl \
-    sigs.k8s.io/controller-tools/cmd/controller-gen helm.sh/helm/v3/cmd/helm \
-    ./cert-manager-controller)
+  local mains=(k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+    k8s.io/kubernetes/cmd/kube-scheduler sigs.k8s.io/kwok/cmd/kwok
+    sigs.k8s.io/controller-tools/cmd/controller-gen helm.sh/helm/v3/cmd/helm ./cert-manager-controller)
+  [[ $group == kube ]] && mains+=(k8s.io/kubernetes/cmd/kubectl sigs.k8s.io/kwok/cmd/kwokctl)
+  step "building the Kubernetes family (module hack/tools/kube, group $group)"
+  (cd "$tools/kube" && "${build[@]}" -ldflags "$ldflags" -o "$bin/" "${mains[@]}")
   # The module ships its CRDs as plain YAML in deploy/crds. Only the
   # cert-manager.io group is copied: the ACME controllers are not built.
   step "copying cert-manager's CRDs ($cm_version)"
@@ -118,9 +135,9 @@ build_lint() {
 
 mkdir -p "$bin"
 for group in "${groups[@]}"; do
-  # One build of a group at a time: make test's low-priority lint build
-  # and a devstack may ask at once.
-  exec {lock}>"$bin/.tools-$group.lock"
+  # One build of a module at a time (kube and test share one): make
+  # test-all's low-priority lint build and a devstack may ask at once.
+  exec {lock}>"$bin/.tools-${group/test/kube}.lock"
   flock "$lock"
   stamp="$bin/.tools-stamp-$group"
   want="$(want_stamp "$group")"
@@ -131,6 +148,7 @@ for group in "${groups[@]}"; do
     "build_$group"
     all_present "$group" || { echo "tools: the $group build left a binary out" >&2; exit 1; }
     echo "$want" >"$stamp"
+    [[ $group == kube ]] && echo "$want" >"$bin/.tools-stamp-test"
     step "$group done"
   fi
   exec {lock}>&-

@@ -59,8 +59,9 @@ func TestMain(m *testing.M) {
 	// test's clients log nothing.
 	ctrllog.SetLogger(logr.Discard())
 	// make test leaves the suite to make test-all and make test-chaos; its
-	// short versions there are targetcluster's restart and unreachable
-	// cluster tests. Nothing is started, not even the reference Nova.
+	// short versions there are targetcluster's tests of a registration
+	// changed while the operator is down and of an unreachable cluster.
+	// Nothing is started, not even the reference Nova.
 	if testenv.SkipsLongSuites() {
 		os.Exit(testenv.Run(m, testenv.Options{Long: "test-chaos"}, &env))
 	}

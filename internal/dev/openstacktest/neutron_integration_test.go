@@ -15,6 +15,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 
 	"github.com/anvil/anvil/internal/dev/openstacktest"
+	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
 var cloud *openstacktest.Cloud
@@ -31,6 +32,9 @@ func TestMain(m *testing.M) {
 // binding the port to its host gives vif_type ovs, and plugging it there
 // makes the port ACTIVE.
 func TestIntegrationNeutronBindsToChassis(t *testing.T) {
+	// A long suite of the dev tree; make test keeps the chassis and
+	// metadata agent suites, which use the same Neutron.
+	testenv.Long(t, "test-all")
 	c := openstacktest.Require(t, cloud)
 	ctx := t.Context()
 	nc, err := c.NetworkClient(ctx)

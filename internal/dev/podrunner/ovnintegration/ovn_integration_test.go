@@ -27,7 +27,9 @@ var tenv *testenv.Environment
 
 // TestMain starts a management cluster only: OVN needs no OpenStack.
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Run(m, testenv.Options{}, &tenv))
+	// A long suite of the dev tree; make test keeps the OVN central and
+	// chassis suites, which run their pods through the same runner.
+	os.Exit(testenv.Run(m, testenv.Options{Long: "test-all"}, &tenv))
 }
 
 // The runner's nodes: one for the central, one for the chassis.
