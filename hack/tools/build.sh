@@ -2,12 +2,12 @@
 # Builds every pinned tool into bin/ from Go modules only:
 # `build.sh [--force] [kube] [test] [lint]`, kube and lint when none is named.
 #
-# The tools live in three Go modules under hack/tools: kube (everything
-# built on the Kubernetes libraries, which share one dependency graph so
-# that the libraries compile once), etcd and lint. None has to agree with
-# Anvil's own go.mod. A stamp next to the binaries records what they were
+# The tools live in two Go modules under hack/tools: kube (everything
+# built on the Kubernetes libraries and etcd, which share one dependency
+# graph so that the libraries compile once) and lint. Neither has to agree
+# with Anvil's own go.mod. A stamp next to the binaries records what they were
 # built from; when it matches, this script does nothing, which keeps
-# `make test` cheap on a warm machine.
+# a warm `make test` cheap.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -27,8 +27,8 @@ KWOK_VERSION="v0.8.0"
 # Groups, each with its own stamp, so that `make test-all` can build the
 # linter at low priority beside the tests while the clusters' binaries come
 # first, and a devstack never waits for the linter:
-#   kube: the clusters, cert-manager and the generators (modules kube, etcd)
-#   test: the part of kube that the Go tests run; `make test` builds only
+#   kube: the clusters, cert-manager and the generators (module kube)
+#   test: the part of kube that the Go tests run; the gate builds only
 #         this, since kubectl and kwokctl serve the devstack and the e2e
 #         checks alone and cost about 80 CPU-seconds of a fresh build
 #   lint: golangci-lint and govulncheck (module lint)
@@ -57,7 +57,6 @@ want_stamp() {
   local module="$1"
   [[ "$module" == test ]] && module=kube
   local dirs=("$tools/$module")
-  [[ "$module" == kube ]] && dirs+=("$tools/etcd")
   {
     go version
     cat "$tools/build.sh"
@@ -84,16 +83,15 @@ step() { printf 'tools: %s\n' "$*"; }
 build_test() { build_kube_family test; }
 build_kube() { build_kube_family kube; }
 
-# build_kube_family GROUP builds etcd and GROUP's binaries of the
-# Kubernetes family, and copies cert-manager's CRDs.
+# build_kube_family GROUP builds GROUP's binaries of the Kubernetes family,
+# etcd among them, and copies cert-manager's CRDs.
 build_kube_family() {
   local group="$1"
-  # etcd first: it is the small module, and envtest needs it with kube-apiserver.
-  step "building etcd (module hack/tools/etcd)"
-  (cd "$tools/etcd" && "${build[@]}" -ldflags "-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3)
-
-  # One `go build` for the Kubernetes family (hack/tools/kube): the packages
-  # the tools share are compiled once, and the binaries link in parallel.
+  # One `go build` for the whole family (hack/tools/kube): the packages the
+  # tools share, gRPC and protobuf with etcd's too, are compiled once, and
+  # the binaries link in parallel. etcd's server v3.7.0 is the release of
+  # the etcd client Kubernetes v1.37 asks for, so it adds no second version
+  # of anything.
   # cert-manager's controller: hack/tools/kube/cert-manager-controller starts
   # the module's own controllers (upstream's cmd/controller is a module the
   # proxy cannot serve). Its webhook and cainjector are not built: the CRDs
@@ -110,12 +108,16 @@ build_kube_family() {
   ldflags+=" -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=$KUBE_VERSION"
   # go.mod pins cert-manager's version, which its binary reports in its user agent.
   ldflags+=" -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$cm_version"
-  local mains=(k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+  local mains=(go.etcd.io/etcd/server/v3 k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
     k8s.io/kubernetes/cmd/kube-scheduler sigs.k8s.io/kwok/cmd/kwok
     sigs.k8s.io/controller-tools/cmd/controller-gen helm.sh/helm/v3/cmd/helm ./cert-manager-controller)
   [[ $group == kube ]] && mains+=(k8s.io/kubernetes/cmd/kubectl sigs.k8s.io/kwok/cmd/kwokctl)
-  step "building the Kubernetes family (module hack/tools/kube, group $group)"
+  step "building the Kubernetes family and etcd (module hack/tools/kube, group $group)"
+  rm -f "$bin/server"
   (cd "$tools/kube" && "${build[@]}" -ldflags "$ldflags" -o "$bin/" "${mains[@]}")
+  # go build names a main package after the element before a major-version
+  # suffix, so etcd's server lands as bin/server.
+  mv -f "$bin/server" "$bin/etcd"
   # The module ships its CRDs as plain YAML in deploy/crds. Only the
   # cert-manager.io group is copied: the ACME controllers are not built.
   step "copying cert-manager's CRDs ($cm_version)"
