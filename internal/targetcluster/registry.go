@@ -460,6 +460,29 @@ func (r *Registry) Resolve(name string) (*Remote, error) {
 	return &Remote{Name: name, Client: e.client, Reader: e.cluster.GetAPIReader(), Namespaces: e.namespaces}, nil
 }
 
+// Registered returns the names of the clusters whose registration Secrets
+// exist, labelled and not being deleted, sorted. It reads the Secrets, not
+// what is engaged, so that a caller that must reach every cluster (a
+// teardown) also sees one the registry has not engaged yet, right after a
+// restart, or cannot engage at all.
+func (r *Registry) Registered(ctx context.Context) ([]string, error) {
+	if r == nil || r.opts.Namespace == "" {
+		return nil, nil
+	}
+	list := &corev1.SecretList{}
+	if err := r.mgmt.List(ctx, list, client.InNamespace(r.opts.Namespace), client.MatchingLabels{RegistrationLabel: "true"}); err != nil {
+		return nil, fmt.Errorf("listing the registration Secrets: %w", err)
+	}
+	names := make([]string, 0, len(list.Items))
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp.IsZero() {
+			names = append(names, list.Items[i].Name)
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
 // Clusters returns the names of the engaged clusters.
 func (r *Registry) Clusters() []string {
 	r.mu.RLock()

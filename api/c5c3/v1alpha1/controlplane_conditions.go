@@ -206,6 +206,16 @@ const (
 	// created, and their copies on compute clusters, or the compute
 	// service it registered in the catalog, still exist.
 	AccountsFinalizer = "c5c3.io/keystone-accounts"
+	// DeliveriesFinalizer holds a deleted ControlPlane until the copies it
+	// delivered to compute clusters (the compute contract's mirror, the
+	// hypervisor operator's auth copy and the metadata shared secret's
+	// copy) are gone from every registered cluster that can hold them. It
+	// is added before the first delivery.
+	DeliveriesFinalizer = "c5c3.io/compute-deliveries"
+	// DeliveredCopyReapedEvent is the Normal event recorded for each copy
+	// a deleted ControlPlane removes from a compute cluster; the note names
+	// the cluster and the Secret.
+	DeliveredCopyReapedEvent = "DeliveredCopyReaped"
 	// ComputeConfigMirrorLabel marks the copy of the compute contract on a
 	// compute cluster. Only Secrets with the value "true" are ever reaped.
 	ComputeConfigMirrorLabel = "nova.openstack.c5c3.io/compute-config-mirror"

@@ -148,9 +148,11 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 }
 
 // teardownSteps run while a ControlPlane is deleted: only what it wrote to
-// Keystone, the catalog and the accounts, holds a finalizer, because every
-// other child is local and carries a controller reference. The catalog goes
-// first, so that clients stop finding a Nova that is going away.
+// Keystone, the catalog and the accounts, and the copies it delivered to
+// compute clusters, hold a finalizer, because every other child is local
+// and carries a controller reference. The catalog goes first, so that
+// clients stop finding a Nova that is going away; the copies go last,
+// since an unreachable cluster makes that step wait.
 func (r *Reconciler) teardownSteps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.checkKeystone},
@@ -158,6 +160,7 @@ func (r *Reconciler) teardownSteps() []flow.Step[*pass] {
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileHypervisorOperator},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileClusterCredentials},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.releaseAccountsFinalizer},
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reapDeliveries},
 	}
 }
 

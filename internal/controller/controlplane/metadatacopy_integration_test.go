@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
@@ -71,5 +72,41 @@ func TestIntegrationCopiesTheMetadataSecretToAgentClusters(t *testing.T) {
 			t.Errorf("a copy appeared on %s, where no agent names it: %v", cluster, err)
 		}
 	}
+	// A pool on compute-a brings the contract's mirror there too.
+	newPool(t, "mdc", "mdc-pool", "compute-a")
+	waitMirror(t, "compute-a", "mdc-nova-compute-config", func(*corev1.Secret) bool { return true }, 30*time.Second)
+	assertTeardownReapsCopies(t, "mdc", copyName, "mdc-nova-compute-config")
 	assertNoLeak(t)
+}
+
+// assertTeardownReapsCopies deletes the ControlPlane name while its agents
+// and pools still run: its copies on compute-a go with it, with an event,
+// and the foreign Secret of copyName on compute-b stays as it was.
+func assertTeardownReapsCopies(t *testing.T, name, copyName string, more ...string) {
+	t.Helper()
+	ctx := context.Background()
+	foreign, err := remoteSecret(t, "compute-b", copyName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleteControlPlane(t, &c5c3v1alpha1.ControlPlane{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace}})
+	for _, n := range append([]string{copyName}, more...) {
+		if _, err := remoteSecret(t, "compute-a", n); !apierrors.IsNotFound(err) {
+			t.Errorf("the copy %s on compute-a outlived its ControlPlane: %v", n, err)
+		}
+	}
+	kept, err := remoteSecret(t, "compute-b", copyName)
+	if err != nil || kept.ResourceVersion != foreign.ResourceVersion {
+		t.Errorf("the teardown touched the foreign Secret on compute-b: %v", err)
+	}
+	list := &corev1.EventList{}
+	if err := env.Management.Client.List(ctx, list, client.InNamespace(testNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range list.Items {
+		if ev.InvolvedObject.Name == name && ev.Reason == c5c3v1alpha1.DeliveredCopyReapedEvent && strings.Contains(ev.Message, "compute-a") {
+			return
+		}
+	}
+	t.Errorf("no %s event names compute-a", c5c3v1alpha1.DeliveredCopyReapedEvent)
 }

@@ -87,7 +87,7 @@ func (r *Reconciler) releaseFinalizer(ctx context.Context, p *pass) (flow.Outcom
 			}
 		}
 	}
-	return flow.Continue, r.removeFinalizer(ctx, cp)
+	return flow.Continue, r.removeFinalizer(ctx, cp, c5c3v1alpha1.AccountsFinalizer)
 }
 
 // deleteAccount deletes the user and the project, each only when it

@@ -67,7 +67,7 @@ func (r *Reconciler) provisionHypervisorOperator(ctx context.Context, p *pass) (
 	}
 	// The finalizer comes first: from the first Keystone write on, a
 	// deleted ControlPlane must clean up what it created.
-	if err := r.addFinalizer(ctx, cp); err != nil {
+	if err := r.addFinalizer(ctx, cp, c5c3v1alpha1.AccountsFinalizer); err != nil {
 		return nil, err
 	}
 	password, err := r.hypervisorOperatorPassword(ctx, cp)
@@ -124,15 +124,15 @@ func (r *Reconciler) adminCredentials(ctx context.Context, cp *c5c3v1alpha1.Cont
 	return creds, domain, nil
 }
 
-// addFinalizer adds the accounts finalizer unless cp carries it. It patches
+// addFinalizer adds the named finalizer unless cp carries it. It patches
 // a copy, so the pass's status is not replaced by the response.
-func (r *Reconciler) addFinalizer(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) error {
-	if controllerutil.ContainsFinalizer(cp, c5c3v1alpha1.AccountsFinalizer) {
+func (r *Reconciler) addFinalizer(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, name string) error {
+	if controllerutil.ContainsFinalizer(cp, name) {
 		return nil
 	}
 	obj := cp.DeepCopy()
 	patch := client.MergeFromWithOptions(cp, client.MergeFromWithOptimisticLock{})
-	controllerutil.AddFinalizer(obj, c5c3v1alpha1.AccountsFinalizer)
+	controllerutil.AddFinalizer(obj, name)
 	if err := r.Client.Patch(ctx, obj, patch); err != nil {
 		return err
 	}
@@ -150,13 +150,13 @@ func adoptMetadata(cp, patched *c5c3v1alpha1.ControlPlane) {
 }
 
 // removeFinalizer is addFinalizer's inverse.
-func (r *Reconciler) removeFinalizer(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) error {
-	if !controllerutil.ContainsFinalizer(cp, c5c3v1alpha1.AccountsFinalizer) {
+func (r *Reconciler) removeFinalizer(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, name string) error {
+	if !controllerutil.ContainsFinalizer(cp, name) {
 		return nil
 	}
 	obj := cp.DeepCopy()
 	patch := client.MergeFromWithOptions(cp, client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(obj, c5c3v1alpha1.AccountsFinalizer)
+	controllerutil.RemoveFinalizer(obj, name)
 	if err := r.Client.Patch(ctx, obj, patch); err != nil {
 		return client.IgnoreNotFound(err)
 	}

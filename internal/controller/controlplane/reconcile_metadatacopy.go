@@ -74,8 +74,8 @@ func BuildMetadataAgentSecret(cp *c5c3v1alpha1.ControlPlane, value []byte) *core
 // cluster whose metadata agents name it, in place on every pass, so that a
 // rotation reaches the agents, whose digest annotation then rolls them.
 // Failures are noted for reportDeliveries, per cluster; the others are
-// still served. The ControlPlane never deletes a copy: the last agent on a
-// cluster does.
+// still served. The last agent on a cluster deletes its copy there, and
+// the ControlPlane's teardown every copy left (reconcile_teardown.go).
 func (r *Reconciler) reconcileMetadataAgentSecrets(ctx context.Context, p *pass) (flow.Outcome, error) {
 	cp := p.cp
 	if p.nova == nil || cp.Spec.Services.Neutron == nil {
@@ -96,6 +96,9 @@ func (r *Reconciler) reconcileMetadataAgentSecrets(ctx context.Context, p *pass)
 	value, err := r.metadataSharedSecret(ctx, p)
 	if err != nil {
 		return flow.Continue, err
+	}
+	if err := r.holdDeliveries(ctx, cp); err != nil {
+		return flow.Continue, fmt.Errorf("adding the finalizer %s: %w", c5c3v1alpha1.DeliveriesFinalizer, err)
 	}
 	for _, cluster := range targets {
 		if res := r.copyMetadataSecretTo(ctx, cp, cluster, value); res != nil {

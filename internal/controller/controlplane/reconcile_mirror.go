@@ -136,6 +136,11 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 			ready = r.perClusterAuth(ctx, p, ready)
 		}
 	}
+	if len(ready) > 0 {
+		if err := r.holdDeliveries(ctx, cp); err != nil {
+			return flow.Continue, fmt.Errorf("adding the finalizer %s: %w", c5c3v1alpha1.DeliveriesFinalizer, err)
+		}
+	}
 	p.mirrorHashes = map[string]string{}
 	for i, res := range r.deliverAll(ctx, cp, ready, p.hvoAuth) {
 		if res != nil {

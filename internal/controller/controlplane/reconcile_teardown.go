@@ -1,0 +1,100 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	anvilmeta "github.com/anvil/anvil/api/meta"
+	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+// deliveredCopy is one kind of Secret a ControlPlane delivers to compute
+// clusters: its name, and the label that marks it as a copy.
+type deliveredCopy struct {
+	name  string
+	label string
+}
+
+// deliveredCopies are the Secrets a ControlPlane may have delivered to a
+// compute cluster, all in its own namespace there: the compute contract's
+// mirror, the hypervisor operator's auth copy and the metadata shared
+// secret's copy.
+func deliveredCopies(cp *c5c3v1alpha1.ControlPlane) []deliveredCopy {
+	return []deliveredCopy{
+		{MirrorName(cp), c5c3v1alpha1.ComputeConfigMirrorLabel},
+		{HypervisorOperatorAuthName(cp), c5c3v1alpha1.ComputeConfigMirrorLabel},
+		{MetadataAgentSecretName(cp), neutronv1alpha1.MetadataSharedSecretMirrorLabel},
+	}
+}
+
+// holdDeliveries adds the deliveries finalizer before a pass writes its
+// first copy onto a compute cluster, so that a deleted ControlPlane stays
+// until its teardown has removed every copy.
+func (r *Reconciler) holdDeliveries(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) error {
+	return r.addFinalizer(ctx, cp, c5c3v1alpha1.DeliveriesFinalizer)
+}
+
+// reapDeliveries runs while a ControlPlane is deleted. It removes every copy
+// this ControlPlane delivered from every registered compute cluster, each
+// only if it carries its copy label and this ControlPlane's ownership
+// labels, so a Secret someone else made under the same name stays. A
+// registered cluster that cannot be reached holds the finalizer and the
+// pass waits, naming it: the copies carry credentials, and leaving them
+// behind unseen would be worse than a slow deletion. Unregistering the
+// cluster releases it. The other clusters are reaped meanwhile.
+func (r *Reconciler) reapDeliveries(ctx context.Context, p *pass) (flow.Outcome, error) {
+	cp := p.cp
+	if !controllerutil.ContainsFinalizer(cp, c5c3v1alpha1.DeliveriesFinalizer) {
+		return flow.Continue, nil
+	}
+	clusters, err := r.Registry.Registered(ctx)
+	if err != nil {
+		return flow.Continue, err
+	}
+	var unreachable []string
+	for _, cluster := range clusters {
+		children, err := r.Registry.ChildrenFor(cluster, nil)
+		if err != nil {
+			unreachable = append(unreachable, cluster)
+			continue
+		}
+		if err := r.reapOn(ctx, cp, cluster, children); err != nil {
+			return flow.Continue, err
+		}
+	}
+	if len(unreachable) > 0 {
+		return flow.Continue, flow.Wait(c5c3v1alpha1.NovaReadyCondition, anvilmeta.TargetClusterUnavailableReason, waitRequeue,
+			"waiting to remove the delivered copies from %s: unreachable; unregistering a cluster gives its copies up",
+			strings.Join(unreachable, ", "))
+	}
+	return flow.Continue, r.removeFinalizer(ctx, cp, c5c3v1alpha1.DeliveriesFinalizer)
+}
+
+// reapOn deletes this ControlPlane's copies on one cluster, recording a
+// Normal DeliveredCopyReaped for each one deleted.
+func (r *Reconciler) reapOn(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, children *targetcluster.Children) error {
+	for _, c := range deliveredCopies(cp) {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cp.Namespace, Name: c.name}}
+		deleted, err := children.DeleteIf(ctx, secret, func(live client.Object) bool {
+			return live.GetLabels()[c.label] == "true" && targetcluster.Controls(cp, live, r.Scheme)
+		})
+		if err != nil {
+			return fmt.Errorf("on %s: deleting Secret %s/%s: %w", cluster, cp.Namespace, c.name, err)
+		}
+		if deleted {
+			r.Recorder.Eventf(cp, &corev1.ObjectReference{APIVersion: "v1", Kind: "Secret", Namespace: cp.Namespace, Name: c.name},
+				corev1.EventTypeNormal, c5c3v1alpha1.DeliveredCopyReapedEvent, "Delete",
+				"deleted the delivered copy %s/%s on %s: the ControlPlane is being deleted", cp.Namespace, c.name, cluster)
+		}
+	}
+	return nil
+}
