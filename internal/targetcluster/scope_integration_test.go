@@ -3,6 +3,7 @@ package targetcluster_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -160,5 +161,10 @@ func TestIntegrationClusterWideRegistrationRefused(t *testing.T) {
 	}
 	if _, err := reg.Resolve(wide); !targetcluster.IsUnavailable(err) || !strings.Contains(err.Error(), "refused") {
 		t.Errorf("Resolve = %v, want an unavailable error that says the registration was refused", err)
+	}
+	// Registered reads the Secrets, not the engagements: the refused
+	// registration is listed, so a ControlPlane's teardown waits for it.
+	if names, err := reg.Registered(ctx); err != nil || !slices.Equal(names, []string{wide, scoped}) {
+		t.Errorf("Registered = %v, %v; want [%s %s]", names, err, wide, scoped)
 	}
 }
