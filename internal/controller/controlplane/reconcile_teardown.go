@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -60,7 +61,10 @@ func (r *Reconciler) reapDeliveries(ctx context.Context, p *pass) (flow.Outcome,
 	if err != nil {
 		return flow.Continue, err
 	}
+	// Every cluster is tried on every pass, so one that fails delays
+	// none of the others.
 	var unreachable []string
+	var failed []error
 	for _, cluster := range clusters {
 		children, err := r.Registry.ChildrenFor(cluster, nil)
 		if err != nil {
@@ -68,10 +72,13 @@ func (r *Reconciler) reapDeliveries(ctx context.Context, p *pass) (flow.Outcome,
 			continue
 		}
 		if err := r.reapOn(ctx, cp, cluster, children); err != nil {
-			return flow.Continue, err
+			failed = append(failed, err)
 		}
 	}
-	if len(unreachable) > 0 {
+	switch {
+	case len(failed) > 0:
+		return flow.Continue, errors.Join(failed...)
+	case len(unreachable) > 0:
 		return flow.Continue, flow.Wait(c5c3v1alpha1.NovaReadyCondition, anvilmeta.TargetClusterUnavailableReason, waitRequeue,
 			"waiting to remove the delivered copies from %s: unreachable; unregistering a cluster gives its copies up",
 			strings.Join(unreachable, ", "))
