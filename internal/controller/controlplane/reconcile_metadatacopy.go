@@ -98,7 +98,7 @@ func (r *Reconciler) reconcileMetadataAgentSecrets(ctx context.Context, p *pass)
 		return flow.Continue, err
 	}
 	if err := r.holdDeliveries(ctx, cp); err != nil {
-		return flow.Continue, fmt.Errorf("adding the finalizer %s: %w", c5c3v1alpha1.DeliveriesFinalizer, err)
+		return flow.Continue, err
 	}
 	for _, cluster := range targets {
 		if res := r.copyMetadataSecretTo(ctx, cp, cluster, value); res != nil {

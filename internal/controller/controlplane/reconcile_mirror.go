@@ -138,7 +138,7 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 	}
 	if len(ready) > 0 {
 		if err := r.holdDeliveries(ctx, cp); err != nil {
-			return flow.Continue, fmt.Errorf("adding the finalizer %s: %w", c5c3v1alpha1.DeliveriesFinalizer, err)
+			return flow.Continue, err
 		}
 	}
 	p.mirrorHashes = map[string]string{}

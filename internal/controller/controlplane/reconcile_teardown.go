@@ -41,7 +41,10 @@ func deliveredCopies(cp *c5c3v1alpha1.ControlPlane) []deliveredCopy {
 // first copy onto a compute cluster, so that a deleted ControlPlane stays
 // until its teardown has removed every copy.
 func (r *Reconciler) holdDeliveries(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) error {
-	return r.addFinalizer(ctx, cp, c5c3v1alpha1.DeliveriesFinalizer)
+	if err := r.addFinalizer(ctx, cp, c5c3v1alpha1.DeliveriesFinalizer); err != nil {
+		return fmt.Errorf("adding the finalizer %s: %w", c5c3v1alpha1.DeliveriesFinalizer, err)
+	}
+	return nil
 }
 
 // reapDeliveries runs while a ControlPlane is deleted. It removes every copy
