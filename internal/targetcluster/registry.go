@@ -461,11 +461,12 @@ func (r *Registry) Resolve(name string) (*Remote, error) {
 }
 
 // Registered returns the names of the clusters whose registration Secrets
-// exist, labelled and not being deleted, sorted. It reads the Secrets, not
-// what is engaged, so that a caller that must reach every cluster (a
-// teardown) also sees one the registry has not engaged yet, right after a
-// restart, or cannot engage at all.
-func (r *Registry) Registered(ctx context.Context) ([]string, error) {
+// exist, labelled and not being deleted, and may hold objects of
+// namespace: they list it, list no namespaces, or cannot be read. It reads
+// the Secrets, not what is engaged, so that a caller that must reach every
+// such cluster (a teardown) also sees one the registry has not engaged yet,
+// right after a restart, or cannot engage at all. The names are sorted.
+func (r *Registry) Registered(ctx context.Context, namespace string) ([]string, error) {
 	if r == nil || r.opts.Namespace == "" {
 		return nil, nil
 	}
@@ -475,12 +476,25 @@ func (r *Registry) Registered(ctx context.Context) ([]string, error) {
 	}
 	names := make([]string, 0, len(list.Items))
 	for i := range list.Items {
-		if list.Items[i].DeletionTimestamp.IsZero() {
-			names = append(names, list.Items[i].Name)
+		s := &list.Items[i]
+		if s.DeletionTimestamp.IsZero() && mayHold(s, namespace) {
+			names = append(names, s.Name)
 		}
 	}
 	slices.Sort(names)
 	return names, nil
+}
+
+// mayHold tells whether the cluster a registration Secret names may hold
+// objects of namespace. A list that cannot be parsed counts as yes: the
+// caller then waits rather than skips.
+func mayHold(s *corev1.Secret, namespace string) bool {
+	raw, scoped := s.Data[NamespacesKey]
+	if !scoped {
+		return true
+	}
+	namespaces, err := ParseNamespaces(string(raw))
+	return err != nil || slices.Contains(namespaces, namespace)
 }
 
 // Clusters returns the names of the engaged clusters.

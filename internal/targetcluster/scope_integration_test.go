@@ -164,7 +164,11 @@ func TestIntegrationClusterWideRegistrationRefused(t *testing.T) {
 	}
 	// Registered reads the Secrets, not the engagements: the refused
 	// registration is listed, so a ControlPlane's teardown waits for it.
-	if names, err := reg.Registered(ctx); err != nil || !slices.Equal(names, []string{wide, scoped}) {
+	// A registration whose scope leaves a namespace out is not listed for it.
+	if names, err := reg.Registered(ctx, testenv.WorkloadNamespace); err != nil || !slices.Equal(names, []string{wide, scoped}) {
 		t.Errorf("Registered = %v, %v; want [%s %s]", names, err, wide, scoped)
+	}
+	if names, err := reg.Registered(ctx, "elsewhere"); err != nil || !slices.Equal(names, []string{wide}) {
+		t.Errorf("Registered(elsewhere) = %v, %v; want [%s]", names, err, wide)
 	}
 }

@@ -159,3 +159,26 @@ func TestCheckRegistrationScope(t *testing.T) {
 		})
 	}
 }
+
+func TestMayHold(t *testing.T) {
+	scoped := func(v string) *corev1.Secret {
+		return &corev1.Secret{Data: map[string][]byte{NamespacesKey: []byte(v)}}
+	}
+	for _, tc := range []struct {
+		name   string
+		secret *corev1.Secret
+		want   bool
+	}{
+		{"cluster-wide", &corev1.Secret{}, true},
+		{"listed", scoped("ovn, openstack"), true},
+		{"not listed", scoped("ovn"), false},
+		{"an empty list, which cannot be parsed", scoped(""), true},
+		{"an invalid entry", scoped("openstack,Not_A_Label"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := mayHold(tc.secret, "openstack"); got != tc.want {
+				t.Errorf("mayHold = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

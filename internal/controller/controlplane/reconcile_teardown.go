@@ -48,7 +48,8 @@ func (r *Reconciler) holdDeliveries(ctx context.Context, cp *c5c3v1alpha1.Contro
 }
 
 // reapDeliveries runs while a ControlPlane is deleted. It removes every copy
-// this ControlPlane delivered from every registered compute cluster, each
+// this ControlPlane delivered from every registered compute cluster whose
+// scope admits its namespace, each
 // only if it carries its copy label and this ControlPlane's ownership
 // labels, so a Secret someone else made under the same name stays. A
 // registered cluster that cannot be reached holds the finalizer and the
@@ -60,7 +61,7 @@ func (r *Reconciler) reapDeliveries(ctx context.Context, p *pass) (flow.Outcome,
 	if !controllerutil.ContainsFinalizer(cp, c5c3v1alpha1.DeliveriesFinalizer) {
 		return flow.Continue, nil
 	}
-	clusters, err := r.Registry.Registered(ctx)
+	clusters, err := r.Registry.Registered(ctx, cp.Namespace)
 	if err != nil {
 		return flow.Continue, err
 	}
