@@ -49,13 +49,13 @@ func (r *Reconciler) holdDeliveries(ctx context.Context, cp *c5c3v1alpha1.Contro
 
 // reapDeliveries runs while a ControlPlane is deleted. It removes every copy
 // this ControlPlane delivered from every registered compute cluster whose
-// scope admits its namespace, each
-// only if it carries its copy label and this ControlPlane's ownership
-// labels, so a Secret someone else made under the same name stays. A
-// registered cluster that cannot be reached holds the finalizer and the
-// pass waits, naming it: the copies carry credentials, and leaving them
-// behind unseen would be worse than a slow deletion. Unregistering the
-// cluster releases it. The other clusters are reaped meanwhile.
+// scope admits its namespace, each only if it carries its copy label and
+// this ControlPlane's ownership labels, so a Secret someone else made
+// under the same name stays. A registered cluster that cannot be reached
+// holds the finalizer and the pass waits, naming it: the copies carry
+// credentials, and leaving them behind unseen would be worse than a slow
+// deletion. Unregistering the cluster releases it. The other clusters are
+// reaped meanwhile.
 func (r *Reconciler) reapDeliveries(ctx context.Context, p *pass) (flow.Outcome, error) {
 	cp := p.cp
 	if !controllerutil.ContainsFinalizer(cp, c5c3v1alpha1.DeliveriesFinalizer) {
