@@ -88,13 +88,11 @@ func (r *Reconciler) withdrawAuthCopy(ctx context.Context, cp *c5c3v1alpha1.Cont
 // ControlPlane owns it and it carries the mirror label; a copy someone else
 // made is never touched. It tells whether it deleted one.
 func (r *Reconciler) deleteAuthCopy(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, children *targetcluster.Children) (bool, *clusterResult) {
-	copied := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: HypervisorOperatorAuthName(cp), Namespace: cp.Namespace}}
-	deleted, err := children.DeleteIf(ctx, copied, func(live client.Object) bool {
-		return live.GetLabels()[c5c3v1alpha1.ComputeConfigMirrorLabel] == "true" && targetcluster.Controls(cp, live, r.Scheme)
-	})
+	name := HypervisorOperatorAuthName(cp)
+	deleted, err := r.deleteCopy(ctx, cp, children, deliveredCopy{name, c5c3v1alpha1.ComputeConfigMirrorLabel})
 	if err != nil {
 		return false, &clusterResult{cluster, c5c3v1alpha1.HypervisorOperatorErrorReason,
-			fmt.Sprintf("on %s: deleting Secret %s/%s: %s", cluster, copied.Namespace, copied.Name, err.Error())}
+			fmt.Sprintf("on %s: deleting Secret %s/%s: %s", cluster, cp.Namespace, name, err.Error())}
 	}
 	return deleted, nil
 }

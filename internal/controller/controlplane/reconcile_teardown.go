@@ -94,10 +94,7 @@ func (r *Reconciler) reapDeliveries(ctx context.Context, p *pass) (flow.Outcome,
 // Normal DeliveredCopyReaped for each one deleted.
 func (r *Reconciler) reapOn(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, children *targetcluster.Children) error {
 	for _, c := range deliveredCopies(cp) {
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cp.Namespace, Name: c.name}}
-		deleted, err := children.DeleteIf(ctx, secret, func(live client.Object) bool {
-			return live.GetLabels()[c.label] == "true" && targetcluster.Controls(cp, live, r.Scheme)
-		})
+		deleted, err := r.deleteCopy(ctx, cp, children, c)
 		if err != nil {
 			return fmt.Errorf("on %s: deleting Secret %s/%s: %w", cluster, cp.Namespace, c.name, err)
 		}
@@ -108,4 +105,14 @@ func (r *Reconciler) reapOn(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, 
 		}
 	}
 	return nil
+}
+
+// deleteCopy deletes one delivered copy on a cluster if it carries its copy
+// label and this ControlPlane's ownership labels; a Secret of the same name
+// someone else made is never touched. It tells whether it deleted one.
+func (r *Reconciler) deleteCopy(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, children *targetcluster.Children, c deliveredCopy) (bool, error) {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cp.Namespace, Name: c.name}}
+	return children.DeleteIf(ctx, secret, func(live client.Object) bool {
+		return live.GetLabels()[c.label] == "true" && targetcluster.Controls(cp, live, r.Scheme)
+	})
 }
