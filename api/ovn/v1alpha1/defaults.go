@@ -105,6 +105,20 @@ func (n NorthdSpec) ResolvedThreads() int32 { return orDefault(n.Threads, Defaul
 // ResolvedKind is the issuer's kind, ClusterIssuer when unset.
 func (r IssuerReference) ResolvedKind() string { return orDefaultString(r.Kind, ClusterIssuerKind) }
 
+// OwnCAName is the central's own CA when spec.tls.issuerRef is unset: its
+// Certificate, Secret and CA Issuer, {central}-ca.
+func (o *OVNCentral) OwnCAName() string { return o.Name + "-ca" }
+
+// LeafIssuer is the issuer of every certificate the central's trust
+// covers, its own and the chassis identities: the one spec.tls.issuerRef
+// names, else the central's own CA Issuer.
+func (o *OVNCentral) LeafIssuer() IssuerReference {
+	if ref := o.Spec.TLS.IssuerRef; ref != nil {
+		return IssuerReference{Name: ref.Name, Kind: ref.ResolvedKind()}
+	}
+	return IssuerReference{Name: o.OwnCAName(), Kind: IssuerKind}
+}
+
 // ResolvedReplicas is the database's Raft member count.
 func (d OVNDatabaseSpec) ResolvedReplicas() int32 {
 	return orDefault(d.Replicas, DefaultDatabaseReplicas)

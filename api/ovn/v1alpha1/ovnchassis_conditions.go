@@ -44,6 +44,11 @@ const (
 	// CentralUpgradingReason: the central does not run its resolved image
 	// yet, so the chassis wait for its upgrade to finish.
 	CentralUpgradingReason = "CentralUpgrading"
+	// CentralPlacedElsewhereReason: the central is placed on a compute
+	// cluster. Chassis identities are issued by cert-manager next to the
+	// central's CA, which Anvil reaches only on the management cluster;
+	// terminal until the central or the chassis changes.
+	CentralPlacedElsewhereReason = "CentralPlacedElsewhere"
 	// ClientSecretPendingReason: the central's client Secret does not exist
 	// yet on the central's cluster.
 	ClientSecretPendingReason = "ClientSecretPending"
@@ -73,6 +78,14 @@ const (
 	// NodesErrorReason: the entries cannot be rendered or the ConfigMaps
 	// cannot be written.
 	NodesErrorReason = "NodesError"
+	// IdentityPendingReason: cert-manager has not issued the identity of
+	// every selected node yet; their ovn-controller waits, and the pass
+	// asks again.
+	IdentityPendingReason = "IdentityPending"
+	// IdentityErrorReason: writing, claiming, copying or removing a node's
+	// identity failed, or a same-named object Anvil does not own is in
+	// the way.
+	IdentityErrorReason = "IdentityError"
 )
 
 // Reasons of OVSReady and ControllerReady.

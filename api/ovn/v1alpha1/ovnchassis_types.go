@@ -220,6 +220,12 @@ type ChassisNodeStatus struct {
 	// +optional
 	ConfigHash string `json:"configHash,omitempty"`
 
+	// IdentityHash is the first 8 hex digits of the SHA-256 of the
+	// certificate the node's identity Job last installed on the node; a
+	// renewed certificate runs the Job again.
+	// +optional
+	IdentityHash string `json:"identityHash,omitempty"`
+
 	// GatewayEvacuated is true once the node's gateway rows were removed
 	// from the northbound database after it lost the gateway role; it is
 	// reset when the node becomes a gateway again.
@@ -275,3 +281,9 @@ func (o *OVNChassis) TargetClusterName() string {
 	}
 	return o.Spec.TargetClusterRef.Name
 }
+
+// ChassisIdentityHostPath is the directory on every node of a chassis that
+// holds the node's own identity (tls.key, tls.crt, ca.crt), installed by
+// the chassis's identity Job. ovn-controller and the metadata agent on the
+// node present it to the Southbound.
+const ChassisIdentityHostPath = "/etc/ovn/chassis-tls"

@@ -24,9 +24,6 @@ type ResolvedChassis struct {
 	// cluster reaches it: never the relay, whose read-only copy cannot
 	// serve the agent's writes to Chassis_Private.
 	SBAddress string
-	// ClientSecretName is the Secret with tls.key, tls.crt and ca.crt,
-	// on the agent's cluster, the agent mounts at /etc/ovn/tls.
-	ClientSecretName string
 }
 
 // ChassisVerdict is the outcome of DecideChassis: the resolved chassis
@@ -98,17 +95,18 @@ func DecideChassis(agent *neutronv1alpha1.NeutronMetadataAgent, chassis *ovnv1al
 		return ChassisVerdict{Reason: neutronv1alpha1.CentralNotReadyReason, Requeue: chassisPoll,
 			Message: "waiting for OVNCentral " + central.Name + " to publish " + where}
 	}
+	// A published client Secret says the chassis resolved its central, on
+	// whose CA its nodes' identities are issued; the agent reads the
+	// node's identity from the directory the chassis fills.
 	secret := chassis.Status.ClientSecretName
 	if secret == "" && same {
-		// On the central's cluster the chassis mounts the central's own
-		// Secret, so the agent can too before the chassis published it.
 		secret = central.Status.ClientSecretName
 	}
 	if secret == "" {
 		return ChassisVerdict{Reason: neutronv1alpha1.ChassisNotReadyReason, Requeue: chassisPoll,
 			Message: "waiting for OVNChassis " + chassis.Name + " to publish its client Secret"}
 	}
-	resolved := &ResolvedChassis{SBAddress: sb, ClientSecretName: secret, NodeSelector: maps.Clone(chassis.Spec.NodeSelector)}
+	resolved := &ResolvedChassis{SBAddress: sb, NodeSelector: maps.Clone(chassis.Spec.NodeSelector)}
 	for i := range chassis.Spec.Tolerations {
 		resolved.Tolerations = append(resolved.Tolerations, *chassis.Spec.Tolerations[i].DeepCopy())
 	}

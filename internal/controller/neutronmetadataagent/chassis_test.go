@@ -19,7 +19,7 @@ type chassisCase struct {
 	mutate        mutate
 	reason        string
 	polled        bool
-	sb, secret    string
+	sb            string
 	msgHas, msgNo []string
 }
 
@@ -44,7 +44,7 @@ func TestDecideChassis(t *testing.T) {
 		{name: "4: only the Southbound must be reachable", agentCluster: "compute-a", chassis: testChassis("compute-a"),
 			central: testCentral(true), mutate: func(_ *ovnv1alpha1.OVNChassis, c *ovnv1alpha1.OVNCentral) {
 				c.Spec.Northbound.ExternallyReachable = false
-			}, reason: neutronv1alpha1.ChassisResolvedReason, sb: "ssl:192.0.2.1:30651", secret: "controlplane-compute-chassis-ovn-client"},
+			}, reason: neutronv1alpha1.ChassisResolvedReason, sb: "ssl:192.0.2.1:30651"},
 		{name: "5: no internal Southbound address yet", chassis: testChassis(""), central: testCentral(false),
 			mutate: func(_ *ovnv1alpha1.OVNChassis, c *ovnv1alpha1.OVNCentral) { c.Status.Southbound.InternalDBAddress = "" },
 			reason: neutronv1alpha1.CentralNotReadyReason, polled: true, msgHas: []string{"its Southbound address"}},
@@ -53,7 +53,7 @@ func TestDecideChassis(t *testing.T) {
 			reason: neutronv1alpha1.CentralNotReadyReason, polled: true, msgHas: []string{"outside its cluster"}},
 		{name: "6: same cluster falls back to the central's Secret", chassis: testChassis(""), central: testCentral(false),
 			mutate: func(ch *ovnv1alpha1.OVNChassis, _ *ovnv1alpha1.OVNCentral) { ch.Status.ClientSecretName = "" },
-			reason: neutronv1alpha1.ChassisResolvedReason, sb: "ssl:10.0.0.2:6642", secret: "controlplane-ovn-client"},
+			reason: neutronv1alpha1.ChassisResolvedReason, sb: "ssl:10.0.0.2:6642"},
 		{name: "6: same cluster, neither published", chassis: testChassis(""), central: testCentral(false),
 			mutate: func(ch *ovnv1alpha1.OVNChassis, c *ovnv1alpha1.OVNCentral) {
 				ch.Status.ClientSecretName, c.Status.ClientSecretName = "", ""
@@ -62,11 +62,10 @@ func TestDecideChassis(t *testing.T) {
 			mutate: func(ch *ovnv1alpha1.OVNChassis, _ *ovnv1alpha1.OVNCentral) { ch.Status.ClientSecretName = "" },
 			reason: neutronv1alpha1.ChassisNotReadyReason, polled: true, msgHas: []string{"OVNChassis controlplane-compute-chassis"}},
 		{name: "7: same cluster reads the internal Southbound, never the relay", chassis: testChassis(""), central: testCentral(false),
-			reason: neutronv1alpha1.ChassisResolvedReason, sb: "ssl:10.0.0.2:6642", secret: "controlplane-compute-chassis-ovn-client",
+			reason: neutronv1alpha1.ChassisResolvedReason, sb: "ssl:10.0.0.2:6642",
 			msgHas: []string{"ssl:10.0.0.2:6642"}},
 		{name: "7: across clusters the node addresses, never the relay's", agentCluster: "compute-a", chassis: testChassis("compute-a"),
-			central: testCentral(true), reason: neutronv1alpha1.ChassisResolvedReason, sb: "ssl:192.0.2.1:30651",
-			secret: "controlplane-compute-chassis-ovn-client"},
+			central: testCentral(true), reason: neutronv1alpha1.ChassisResolvedReason, sb: "ssl:192.0.2.1:30651"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,8 +89,8 @@ func checkVerdict(t *testing.T, v ChassisVerdict, tt chassisCase) {
 	if (v.Resolved != nil) != (tt.reason == neutronv1alpha1.ChassisResolvedReason) {
 		t.Fatalf("resolved = %+v with reason %s", v.Resolved, v.Reason)
 	}
-	if v.Resolved != nil && (v.Resolved.SBAddress != tt.sb || v.Resolved.ClientSecretName != tt.secret) {
-		t.Errorf("resolved = %+v, want sb %s and secret %s", v.Resolved, tt.sb, tt.secret)
+	if v.Resolved != nil && v.Resolved.SBAddress != tt.sb {
+		t.Errorf("resolved = %+v, want sb %s", v.Resolved, tt.sb)
 	}
 	for _, s := range tt.msgHas {
 		if !strings.Contains(v.Message, s) {

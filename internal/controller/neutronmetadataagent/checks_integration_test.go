@@ -37,8 +37,8 @@ func checkDaemonSet(t *testing.T, ds *appsv1.DaemonSet, sb string) {
 		}
 	}
 	ca, hasCA := secrets["nova-metadata-ca"]
-	if _, hasTLS := secrets["guide-chassis-ovn-client"]; len(secrets) != 2 || !hasTLS || !hasCA {
-		t.Errorf("Secret volumes = %v, want the chassis's client Secret and the CA", secrets)
+	if len(secrets) != 1 || !hasCA {
+		t.Errorf("Secret volumes = %v, want the CA alone: the node's chassis identity comes from the node", secrets)
 	}
 	if len(ca.Items) != 1 || ca.Items[0].Key != "ca.crt" || ca.Items[0].Path != "ca.crt" || *ca.DefaultMode != 0o444 {
 		t.Errorf("CA volume = %+v", ca)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 )
 
 // SharedSecretEnv is the variable the agent reads the metadata shared
@@ -154,7 +155,8 @@ func agentContainer(a *neutronv1alpha1.NeutronMetadataAgent) corev1.Container {
 }
 
 // volumes are the pods' volumes: host paths the agent shares with OVS
-// and the host, the configuration and scripts, and the two Secrets.
+// and the host, the node's chassis identity, the configuration and
+// scripts, and the CA bundle's Secret.
 func volumes(a *neutronv1alpha1.NeutronMetadataAgent, in DaemonSetInput) []corev1.Volume {
 	v := []corev1.Volume{
 		hostPath(volOVSRun, ovsRunPath),
@@ -168,9 +170,10 @@ func volumes(a *neutronv1alpha1.NeutronMetadataAgent, in DaemonSetInput) []corev
 		{Name: volScripts, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: ScriptsName(a)}, DefaultMode: ptr.To[int32](0o555),
 		}}},
-		{Name: volOVNTLS, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: in.Chassis.ClientSecretName, DefaultMode: ptr.To[int32](0o440),
-		}}},
+		// The node's own chassis identity, which the chassis installs
+		// there: the Southbound lets it write only this node's
+		// Chassis_Private row.
+		hostPath(volOVNTLS, ovnv1alpha1.ChassisIdentityHostPath),
 	}
 	if mountsCA(a) {
 		// Only the bundle's key, projected as ca.crt whatever it is called

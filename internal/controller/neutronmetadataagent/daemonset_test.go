@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 )
 
 func testInput(secret string) DaemonSetInput {
@@ -45,9 +46,13 @@ func TestBuildDaemonSetHTTP(t *testing.T) {
 	if !pod.HostNetwork || pod.NodeSelector["openstack.c5c3.io/chassis"] != "true" || len(pod.Tolerations) != 1 {
 		t.Errorf("placement = hostNetwork %v, selector %v, tolerations %v", pod.HostNetwork, pod.NodeSelector, pod.Tolerations)
 	}
-	secrets := secretVolumes(pod)
-	if len(secrets) != 1 || secrets[volOVNTLS].SecretName != "controlplane-compute-chassis-ovn-client" {
-		t.Errorf("Secret volumes = %v, want only the chassis's client Secret", secrets)
+	if secrets := secretVolumes(pod); len(secrets) != 0 {
+		t.Errorf("Secret volumes = %v, want none: the node's chassis identity comes from the node", secrets)
+	}
+	for _, v := range pod.Volumes {
+		if v.Name == volOVNTLS && (v.HostPath == nil || v.HostPath.Path != ovnv1alpha1.ChassisIdentityHostPath) {
+			t.Errorf("the OVN identity volume = %+v, want the node's chassis identity directory", v.VolumeSource)
+		}
 	}
 	agent := pod.Containers[0]
 	if len(pod.Containers) != 1 || agent.Name != "metadata-agent" ||
@@ -106,7 +111,7 @@ func TestBuildDaemonSetHTTPSMountsTheCA(t *testing.T) {
 	pod := BuildDaemonSet(a, testInput("s3cret")).Spec.Template.Spec
 	secrets := secretVolumes(pod)
 	ca := secrets[volCA]
-	if len(secrets) != 2 || ca == nil || ca.SecretName != "nova-metadata-ca" || *ca.DefaultMode != 0o444 ||
+	if len(secrets) != 1 || ca == nil || ca.SecretName != "nova-metadata-ca" || *ca.DefaultMode != 0o444 ||
 		len(ca.Items) != 1 || ca.Items[0].Key != "bundle.pem" || ca.Items[0].Path != "ca.crt" {
 		t.Fatalf("Secret volumes = %+v", secrets)
 	}

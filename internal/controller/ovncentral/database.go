@@ -29,6 +29,15 @@ const (
 // each member the DNS name the others dial. Members must find each other
 // before any is ready, so not-ready addresses are published.
 func BuildHeadlessService(c *ovnv1alpha1.OVNCentral, d Database) *corev1.Service {
+	ports := []corev1.ServicePort{
+		{Name: "ovsdb", Port: d.Port, TargetPort: intstr.FromInt32(d.Port), Protocol: corev1.ProtocolTCP},
+		{Name: "raft", Port: d.RaftPort, TargetPort: intstr.FromInt32(d.RaftPort), Protocol: corev1.ProtocolTCP},
+	}
+	if d.InternalPort != 0 {
+		// Only here, never on a member's own Service, which may be a
+		// NodePort: the listener without a role stays in this cluster.
+		ports = append(ports, corev1.ServicePort{Name: "ovsdb-internal", Port: d.InternalPort, TargetPort: intstr.FromInt32(d.InternalPort), Protocol: corev1.ProtocolTCP})
+	}
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{Name: d.Name(c), Namespace: c.Namespace, Labels: labels(c, d.Short)},
@@ -36,10 +45,7 @@ func BuildHeadlessService(c *ovnv1alpha1.OVNCentral, d Database) *corev1.Service
 			ClusterIP:                corev1.ClusterIPNone,
 			Selector:                 selector(c, d.Short),
 			PublishNotReadyAddresses: true,
-			Ports: []corev1.ServicePort{
-				{Name: "ovsdb", Port: d.Port, TargetPort: intstr.FromInt32(d.Port), Protocol: corev1.ProtocolTCP},
-				{Name: "raft", Port: d.RaftPort, TargetPort: intstr.FromInt32(d.RaftPort), Protocol: corev1.ProtocolTCP},
-			},
+			Ports:                    ports,
 		},
 	}
 }
@@ -136,15 +142,20 @@ func databasePodTemplate(c *ovnv1alpha1.OVNCentral, d Database, hash string) cor
 		fieldEnv("POD_NAME", "metadata.name"),
 		fieldEnv("POD_NAMESPACE", "metadata.namespace"),
 	}
+	ports := []corev1.ContainerPort{
+		{Name: "ovsdb", ContainerPort: d.Port, Protocol: corev1.ProtocolTCP},
+		{Name: "raft", ContainerPort: d.RaftPort, Protocol: corev1.ProtocolTCP},
+	}
+	if d.InternalPort != 0 {
+		env = append(env, corev1.EnvVar{Name: "OVN_DB_INTERNAL_PORT", Value: strconv.Itoa(int(d.InternalPort))})
+		ports = append(ports, corev1.ContainerPort{Name: "ovsdb-internal", ContainerPort: d.InternalPort, Protocol: corev1.ProtocolTCP})
+	}
 	container := corev1.Container{
 		Name:    "ovsdb-server",
 		Image:   c.ResolvedImage(),
 		Command: []string{"/bin/bash", scriptsMountPath + "/" + ovsdbServerScript},
 		Env:     env,
-		Ports: []corev1.ContainerPort{
-			{Name: "ovsdb", ContainerPort: d.Port, Protocol: corev1.ProtocolTCP},
-			{Name: "raft", ContainerPort: d.RaftPort, Protocol: corev1.ProtocolTCP},
-		},
+		Ports:   ports,
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: dataVolume, MountPath: dataMountPath},
 			{Name: "tls", MountPath: tlsMountPath, ReadOnly: true},

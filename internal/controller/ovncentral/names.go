@@ -28,12 +28,16 @@ const (
 
 // Ports of the databases; the spec and every OVN client agree on them.
 const (
-	nbPort       int32 = 6641
-	sbPort       int32 = 6642
-	nbRaftPort   int32 = 6643
-	sbRaftPort   int32 = 6644
-	relayPort    int32 = 6642
-	clusterLocal       = "svc.cluster.local"
+	nbPort     int32 = 6641
+	sbPort     int32 = 6642
+	nbRaftPort int32 = 6643
+	sbRaftPort int32 = 6644
+	relayPort  int32 = 6642
+	// sbInternalPort is the Southbound's listener without an RBAC role,
+	// for northd and the relay; the port the charms of the same design
+	// use. It is in no Service that leaves the central's cluster.
+	sbInternalPort int32 = 16642
+	clusterLocal         = "svc.cluster.local"
 )
 
 // Database is one of the central's two clustered databases.
@@ -44,12 +48,16 @@ type Database struct {
 	Schema string
 	// Port is the client port, RaftPort the port members talk Raft on.
 	Port, RaftPort int32
+	// InternalPort, when set, is a client listener without the RBAC role
+	// Port carries, for the central's own pods (docs/design/ovn.md,
+	// "Each chassis writes only its own rows").
+	InternalPort int32
 }
 
 // Northbound and Southbound are the central's databases.
 var (
 	Northbound = Database{Short: "nb", Schema: "OVN_Northbound", Port: nbPort, RaftPort: nbRaftPort}
-	Southbound = Database{Short: "sb", Schema: "OVN_Southbound", Port: sbPort, RaftPort: sbRaftPort}
+	Southbound = Database{Short: "sb", Schema: "OVN_Southbound", Port: sbPort, RaftPort: sbRaftPort, InternalPort: sbInternalPort}
 )
 
 // databases lists both, in the order they are brought up.
@@ -102,13 +110,28 @@ func (d Database) MemberHost(c *ovnv1alpha1.OVNCentral, i int32) string {
 	return fmt.Sprintf("%s.%s.%s.%s", d.MemberName(c, i), d.Name(c), c.Namespace, clusterLocal)
 }
 
-// MemberAddresses is the comma-joined ssl: address of every member, by
-// DNS name, in ordinal order: what the central's own pods dial.
+// MemberAddresses is the comma-joined ssl: address of every member's
+// client port, by DNS name, in ordinal order: what the backup dials.
 func (d Database) MemberAddresses(c *ovnv1alpha1.OVNCentral) string {
+	return d.memberAddresses(c, d.Port)
+}
+
+// InternalMemberAddresses is MemberAddresses at the listener without a
+// role where the database has one: what northd and the relay dial, since
+// they write rows no chassis may.
+func (d Database) InternalMemberAddresses(c *ovnv1alpha1.OVNCentral) string {
+	if d.InternalPort == 0 {
+		return d.MemberAddresses(c)
+	}
+	return d.memberAddresses(c, d.InternalPort)
+}
+
+// memberAddresses lists every member at port.
+func (d Database) memberAddresses(c *ovnv1alpha1.OVNCentral, port int32) string {
 	n := d.Spec(c).ResolvedReplicas()
 	addrs := make([]string, 0, n)
 	for i := range n {
-		addrs = append(addrs, "ssl:"+d.MemberHost(c, i)+":"+strconv.Itoa(int(d.Port)))
+		addrs = append(addrs, "ssl:"+d.MemberHost(c, i)+":"+strconv.Itoa(int(port)))
 	}
 	return strings.Join(addrs, ",")
 }

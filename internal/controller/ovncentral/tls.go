@@ -32,19 +32,17 @@ const caDuration = 10 * 365 * 24 * time.Hour
 
 // OwnCAName is the central's own CA: its Certificate, Secret and CA Issuer,
 // {central}-ca.
-func OwnCAName(c *ovnv1alpha1.OVNCentral) string { return c.Name + "-ca" }
+func OwnCAName(c *ovnv1alpha1.OVNCentral) string { return c.OwnCAName() }
 
 // selfSignedName is the SelfSigned Issuer that signs the central's CA,
 // {central}-selfsigned.
 func selfSignedName(c *ovnv1alpha1.OVNCentral) string { return c.Name + "-selfsigned" }
 
-// leafIssuer is the issuer of every server and client certificate: the
-// one the spec names, or the central's own CA.
+// leafIssuer is the issuer of every server and client certificate, in
+// cert-manager's form; the chassis identities use the same one.
 func leafIssuer(c *ovnv1alpha1.OVNCentral) cmmeta.IssuerReference {
-	if ref := c.Spec.TLS.IssuerRef; ref != nil {
-		return cmmeta.IssuerReference{Name: ref.Name, Kind: ref.ResolvedKind(), Group: cmv1.SchemeGroupVersion.Group}
-	}
-	return cmmeta.IssuerReference{Name: OwnCAName(c), Kind: cmv1.IssuerKind, Group: cmv1.SchemeGroupVersion.Group}
+	ref := c.LeafIssuer()
+	return cmmeta.IssuerReference{Name: ref.Name, Kind: ref.Kind, Group: cmv1.SchemeGroupVersion.Group}
 }
 
 // BuildOwnCA returns the central's own trust root when the spec names no

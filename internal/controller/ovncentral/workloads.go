@@ -31,7 +31,7 @@ func BuildNorthd(c *ovnv1alpha1.OVNCentral, hash string) *appsv1.Deployment {
 		Command: []string{"/bin/bash", scriptsMountPath + "/" + northdScript},
 		Env: []corev1.EnvVar{
 			{Name: "OVN_NB_DB", Value: Northbound.MemberAddresses(c)},
-			{Name: "OVN_SB_DB", Value: Southbound.MemberAddresses(c)},
+			{Name: "OVN_SB_DB", Value: Southbound.InternalMemberAddresses(c)},
 			{Name: "OVN_NORTHD_THREADS", Value: strconv.Itoa(int(c.Spec.Northd.ResolvedThreads()))},
 		},
 		VolumeMounts: []corev1.VolumeMount{
@@ -50,7 +50,11 @@ func BuildNorthd(c *ovnv1alpha1.OVNCentral, hash string) *appsv1.Deployment {
 
 // BuildRelay returns the Southbound relay's Deployment: ovsdb-server in
 // relay mode, which serves the Southbound to chassis from memory and keeps
-// their connections off the Raft members.
+// their connections off the Raft members. It takes its listener from the
+// Southbound's own connection table, the one with the ovn-controller
+// role, so it checks each chassis's writes against its certificate as the
+// members do; it dials the members at their listener without a role,
+// since it forwards writes it has already checked.
 func BuildRelay(c *ovnv1alpha1.OVNCentral, hash string) *appsv1.Deployment {
 	relay := c.Spec.Relay
 	container := corev1.Container{
@@ -58,13 +62,13 @@ func BuildRelay(c *ovnv1alpha1.OVNCentral, hash string) *appsv1.Deployment {
 		Image: c.ResolvedImage(),
 		Command: []string{
 			"ovsdb-server",
-			"--remote=pssl:" + strconv.Itoa(int(relayPort)),
+			"--remote=db:" + Southbound.Schema + ",SB_Global,connections",
 			"--private-key=" + tlsMountPath + "/tls.key",
 			"--certificate=" + tlsMountPath + "/tls.crt",
 			"--ca-cert=" + tlsMountPath + "/ca.crt",
 			"--unixctl=" + runMountPath + "/ovsdb-relay.ctl",
 			"--log-file=/dev/stdout",
-			"relay:" + Southbound.Schema + ":" + Southbound.MemberAddresses(c),
+			"relay:" + Southbound.Schema + ":" + Southbound.InternalMemberAddresses(c),
 		},
 		Ports: []corev1.ContainerPort{{Name: "ovsdb", ContainerPort: relayPort, Protocol: corev1.ProtocolTCP}},
 		VolumeMounts: []corev1.VolumeMount{

@@ -46,11 +46,20 @@ func clusterPhrase(name string) string {
 }
 
 // DecideCentral picks the addresses a chassis uses from its central's spec
-// and status, first hit wins (spec §3.4): a central on another cluster must
-// publish both databases outside its cluster; the addresses and the client
-// identity must be published; and the central must not be upgrading.
+// and status, first hit wins (spec §3.4): the central must run on the
+// management cluster, where the chassis's node identities are issued
+// (docs/design/ovn.md); a central on another cluster must publish both
+// databases outside its cluster; the addresses and the client identity
+// must be published; and the central must not be upgrading.
 func DecideCentral(chassis *ovnv1alpha1.OVNChassis, central *ovnv1alpha1.OVNCentral) CentralVerdict {
 	chassisCluster, centralCluster := chassis.TargetClusterName(), central.TargetClusterName()
+	if centralCluster != "" {
+		return CentralVerdict{
+			Reason: ovnv1alpha1.CentralPlacedElsewhereReason,
+			Message: fmt.Sprintf("OVNCentral %s runs on %s; a chassis's node identities are issued next to its central's CA, which Anvil does only on the management cluster",
+				central.Name, clusterPhrase(centralCluster)),
+		}
+	}
 	st := central.Status
 	if SameCluster(chassisCluster, centralCluster) {
 		remote := st.RelayAddress

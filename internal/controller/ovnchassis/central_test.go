@@ -38,6 +38,12 @@ func external(c *ovnv1alpha1.OVNCentral) *ovnv1alpha1.OVNCentral {
 	return c
 }
 
+// placed puts a central on a compute cluster.
+func placed(c *ovnv1alpha1.OVNCentral, cluster string) *ovnv1alpha1.OVNCentral {
+	c.Spec.TargetClusterRef = &anvilmeta.TargetClusterRef{Name: cluster}
+	return c
+}
+
 func TestDecideCentral(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -93,6 +99,12 @@ func TestDecideCentral(t *testing.T) {
 			c.Status.InstalledImage = "ghcr.io/c5c3/ovn:older"
 			return c
 		}, reason: ovnv1alpha1.CentralUpgradingReason, wantPolled: true},
+		{name: "a central on the chassis's own compute cluster is refused", chassis: testChassis("compute-a"), central: func() *ovnv1alpha1.OVNCentral {
+			return placed(external(publishedCentral()), "compute-a")
+		}, reason: ovnv1alpha1.CentralPlacedElsewhereReason, msgHas: []string{"target cluster compute-a", "management cluster"}},
+		{name: "a central on a compute cluster is refused to a local chassis", chassis: testChassis(""), central: func() *ovnv1alpha1.OVNCentral {
+			return placed(external(publishedCentral()), "compute-b")
+		}, reason: ovnv1alpha1.CentralPlacedElsewhereReason, msgHas: []string{"target cluster compute-b"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@
 //   - copies the central's client identity next to the chassis when they
 //     live on different clusters;
 //   - renders one entry per node, keeping each node's system-id for life;
+//   - issues each node an identity of its own, named by its system-id;
 //   - runs the OVS DaemonSet, then the ovn-controller DaemonSet;
 //   - runs the maintenance Jobs of changed, demoted and departed nodes.
 //
@@ -109,6 +110,7 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 		{Condition: ovnv1alpha1.CentralReadyCondition, Run: r.reconcileCentral},
 		{Condition: ovnv1alpha1.CentralReadyCondition, Run: r.reconcileClientSecret},
 		{Condition: ovnv1alpha1.NodesReadyCondition, Run: r.reconcileNodes},
+		{Condition: ovnv1alpha1.NodesReadyCondition, Run: r.reconcileIdentities},
 		{Condition: ovnv1alpha1.OVSReadyCondition, Run: r.reconcileOVS},
 		{Condition: ovnv1alpha1.ControllerReadyCondition, Run: r.reconcileController},
 		{Condition: ovnv1alpha1.MaintenanceReadyCondition, Run: r.reconcileMaintenance},

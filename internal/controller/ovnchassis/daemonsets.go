@@ -74,7 +74,8 @@ func BuildOVSDaemonSet(c *ovnv1alpha1.OVNChassis, scriptsHash string) *appsv1.Da
 }
 
 // BuildControllerDaemonSet returns ovn-controller on every selected node.
-// It mounts the client identity the chassis published and no other Secret.
+// It mounts no Secret: it reads the node's own identity from the directory
+// the node's identity Job fills, so no node can read another's key.
 func BuildControllerDaemonSet(c *ovnv1alpha1.OVNChassis, remote, scriptsHash string) *appsv1.DaemonSet {
 	mounts := []corev1.VolumeMount{
 		{Name: "run-openvswitch", MountPath: ovsRunPath},
@@ -111,9 +112,7 @@ func BuildControllerDaemonSet(c *ovnv1alpha1.OVNChassis, remote, scriptsHash str
 		{Name: "nodes", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: NodesName(c)},
 		}}},
-		{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: c.Status.ClientSecretName, DefaultMode: ptr.To[int32](0o440),
-		}}},
+		hostPath("tls", hostTLSPath, corev1.HostPathDirectoryOrCreate),
 		scriptsVolume(c),
 	}
 	return buildDaemonSet(c, ControllerName(c), controllerComponent, scriptsHash, []corev1.Container{apply}, []corev1.Container{ctl}, volumes)

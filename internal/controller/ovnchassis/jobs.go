@@ -9,9 +9,10 @@ import (
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 )
 
-// BuildMaintenanceJob returns the Job of one node action. The apply Job
-// runs on the node itself, against its OVS database; the evacuate and
-// chassis-del Jobs talk to the central and run anywhere. None is retried:
+// BuildMaintenanceJob returns the Job of one node action. The apply and
+// identity Jobs run on the node itself; the evacuate and chassis-del Jobs
+// talk to the central and run anywhere, chassis-del with the departed
+// node's identity. None is retried:
 // a failure is reported, and deleting the Job runs it again.
 func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralAddresses) *batchv1.Job {
 	// Nothing in the Jobs talks to an apiserver.
@@ -34,6 +35,16 @@ func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralA
 			}}},
 			scriptsVolume(c),
 		}
+	case IdentityJob:
+		spec.NodeName = a.Entry.Name
+		spec.Containers = []corev1.Container{identityContainer(c)}
+		spec.Volumes = []corev1.Volume{
+			{Name: "identity", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+				SecretName: IdentityName(c, a.Entry.Name), DefaultMode: ptr.To[int32](0o400),
+			}}},
+			hostPath("chassis-tls", hostTLSPath, corev1.HostPathDirectoryOrCreate),
+			scriptsVolume(c),
+		}
 	case EvacuateJob:
 		spec.Containers = []corev1.Container{{
 			Name: "evacuate", Image: c.ResolvedImage(), Command: script("evacuate.sh"),
@@ -43,19 +54,29 @@ func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralA
 		}}
 		spec.Volumes = []corev1.Volume{tls, scriptsVolume(c)}
 	case ChassisDelJob:
+		// The departed node's own identity: the Southbound lets it delete
+		// that node's rows and no other.
+		identity := tls
+		identity.Secret = &corev1.SecretVolumeSource{SecretName: IdentityName(c, a.Entry.Name), DefaultMode: ptr.To[int32](0o400)}
 		spec.Containers = []corev1.Container{{
 			Name: "chassis-del", Image: c.ResolvedImage(), Command: script("chassis-del.sh"),
 			Env:             []corev1.EnvVar{{Name: "OVN_SB_DB", Value: addrs.SB}, {Name: "SYSTEM_ID", Value: a.Entry.SystemID}},
 			VolumeMounts:    []corev1.VolumeMount{tlsMount, scriptsMount},
 			SecurityContext: withCapabilities(),
 		}}
-		spec.Volumes = []corev1.Volume{tls, scriptsVolume(c)}
+		spec.Volumes = []corev1.Volume{identity, scriptsVolume(c)}
+	}
+	// An identity Job is made for one issued certificate, any other Job
+	// for one rendered entry.
+	hash := a.Entry.Hash()
+	if a.Kind == IdentityJob {
+		hash = a.Entry.IdentityHash
 	}
 	return &batchv1.Job{
 		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: JobName(c, a.Kind, a.Entry.Name), Namespace: c.Namespace, Labels: childLabels(c, a.Kind),
-			Annotations: map[string]string{nodeAnnotation: a.Entry.Name, configHashAnnotation: a.Entry.Hash()},
+			Annotations: map[string]string{nodeAnnotation: a.Entry.Name, configHashAnnotation: hash},
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            ptr.To[int32](0),
@@ -63,6 +84,21 @@ func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralA
 			TTLSecondsAfterFinished: ptr.To[int32](86400),
 			Template:                withPullPolicy(c, corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: selector(c, a.Kind)}, Spec: spec}),
 		},
+	}
+}
+
+// identityContainer installs the node's identity from its Secret into the
+// node's identity directory. It needs no capability: root owns both.
+func identityContainer(c *ovnv1alpha1.OVNChassis) corev1.Container {
+	return corev1.Container{
+		Name: "install-identity", Image: c.ResolvedImage(),
+		Command: []string{"/bin/bash", scriptsMountPath + "/install-identity.sh"},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "identity", MountPath: identityMountPath, ReadOnly: true},
+			{Name: "chassis-tls", MountPath: tlsPath},
+			{Name: "scripts", MountPath: scriptsMountPath, ReadOnly: true},
+		},
+		SecurityContext: withCapabilities(),
 	}
 }
 

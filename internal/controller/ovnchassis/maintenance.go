@@ -12,6 +12,8 @@ const (
 	EvacuateJob = "evacuate"
 	// ChassisDelJob removes a departed node's chassis from the Southbound.
 	ChassisDelJob = "chassis-del"
+	// IdentityJob installs a node's issued identity on the node.
+	IdentityJob = "identity"
 )
 
 // NodeAction is one maintenance Job a node needs.
@@ -22,9 +24,12 @@ type NodeAction struct {
 
 // DecideMaintenance returns, in node name order, the one Job each node
 // needs next, comparing the entries rendered now with what status recorded
-// the node applied. A node first seen needs none: its ovn-controller pod
-// applies its entry when it starts. A node moves through apply, then
-// evacuate, one Job per pass; a leaving node needs only its deletion.
+// the node applied. A node whose issued identity it has not installed
+// needs that first, a node first seen included: its ovn-controller waits
+// for the files. Otherwise a node first seen needs none: its
+// ovn-controller pod applies its entry when it starts. A node moves
+// through apply, then evacuate, one Job per pass; a leaving node needs
+// only its deletion.
 func DecideMaintenance(entries []NodeEntry, recorded []ovnv1alpha1.ChassisNodeStatus) []NodeAction {
 	prev := map[string]ovnv1alpha1.ChassisNodeStatus{}
 	for _, n := range recorded {
@@ -36,6 +41,8 @@ func DecideMaintenance(entries []NodeEntry, recorded []ovnv1alpha1.ChassisNodeSt
 		switch {
 		case e.Leaving:
 			actions = append(actions, NodeAction{Kind: ChassisDelJob, Entry: e})
+		case e.IdentityHash != "" && p.IdentityHash != e.IdentityHash:
+			actions = append(actions, NodeAction{Kind: IdentityJob, Entry: e})
 		case seen && p.ConfigHash != "" && p.ConfigHash != e.Hash():
 			actions = append(actions, NodeAction{Kind: ApplyJob, Entry: e})
 		case seen && p.Gateway && !e.Gateway && !p.GatewayEvacuated:
@@ -64,6 +71,8 @@ func RecordNodes(entries []NodeEntry, recorded []ovnv1alpha1.ChassisNodeStatus, 
 		switch done[e.Name] {
 		case ChassisDelJob:
 			continue
+		case IdentityJob:
+			p.IdentityHash = e.IdentityHash
 		case ApplyJob:
 			p.ConfigHash = e.Hash()
 			// A gateway that lost its role stays recorded as one until its

@@ -24,6 +24,10 @@ type NodeEntry struct {
 	// Leaving marks a node that is no longer selected; its chassis is
 	// deleted from the Southbound, then the entry goes.
 	Leaving bool
+	// IdentityHash is IdentityHash of the node's issued identity, empty
+	// while cert-manager has not issued it. It is not rendered: the node
+	// reads its identity from files its identity Job installs.
+	IdentityHash string
 }
 
 // Render is the entry as bash KEY=value lines, which apply-node.sh

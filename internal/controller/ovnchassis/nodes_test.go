@@ -129,6 +129,18 @@ func TestDecideNodes(t *testing.T) {
 	}
 }
 
+// issued is e with an issued identity.
+func issued(e NodeEntry, hash string) NodeEntry {
+	e.IdentityHash = hash
+	return e
+}
+
+// withIdentity is a status entry that installed the identity hash.
+func withIdentity(n ovnv1alpha1.ChassisNodeStatus, hash string) ovnv1alpha1.ChassisNodeStatus {
+	n.IdentityHash = hash
+	return n
+}
+
 func TestDecideMaintenance(t *testing.T) {
 	entry := func(name string, gw, leaving bool) NodeEntry {
 		return NodeEntry{Name: name, SystemID: name + "-id", Gateway: gw, EncapType: "geneve", Leaving: leaving}
@@ -151,6 +163,11 @@ func TestDecideMaintenance(t *testing.T) {
 		{"once", []NodeEntry{a}, []ovnv1alpha1.ChassisNodeStatus{recorded(a, a.Hash(), false, true)}, nil},
 		{"a leaving node is deleted", []NodeEntry{cNode}, []ovnv1alpha1.ChassisNodeStatus{recorded(cNode, "11111111", false, false)}, []string{"chassis-del c"}},
 		{"a promoted gateway is applied", []NodeEntry{d}, []ovnv1alpha1.ChassisNodeStatus{recorded(entry("d", false, false), entry("d", false, false).Hash(), false, true)}, []string{"apply d"}},
+		{"a new node's issued identity is installed", []NodeEntry{issued(a, "aaaa0001")}, nil, []string{"identity a"}},
+		{"an identity not issued yet is waited for", []NodeEntry{a}, nil, nil},
+		{"an installed identity needs nothing", []NodeEntry{issued(a, "aaaa0001")}, []ovnv1alpha1.ChassisNodeStatus{withIdentity(recorded(a, a.Hash(), false, false), "aaaa0001")}, nil},
+		{"a renewed identity is installed before a change is applied", []NodeEntry{issued(a, "aaaa0002")}, []ovnv1alpha1.ChassisNodeStatus{withIdentity(recorded(a, "00000000", false, false), "aaaa0001")}, []string{"identity a"}},
+		{"a leaving node is deleted, not given its identity", []NodeEntry{issued(cNode, "cccc0001")}, []ovnv1alpha1.ChassisNodeStatus{recorded(cNode, "11111111", false, false)}, []string{"chassis-del c"}},
 	}
 	for _, tt := range tests {
 		var got []string
@@ -177,6 +194,10 @@ func TestRecordNodes(t *testing.T) {
 	got = RecordNodes([]NodeEntry{a, gone}, got, map[string]string{"a": EvacuateJob, "gone": ChassisDelJob})
 	if len(got) != 1 || got[0].Gateway || !got[0].GatewayEvacuated {
 		t.Fatalf("after evacuation and deletion: %+v", got)
+	}
+	got = RecordNodes([]NodeEntry{issued(a, "aaaa0001")}, got, map[string]string{"a": IdentityJob})
+	if len(got) != 1 || got[0].IdentityHash != "aaaa0001" || !got[0].GatewayEvacuated {
+		t.Fatalf("after the identity Job: %+v", got)
 	}
 	fresh := RecordNodes([]NodeEntry{{Name: "new", SystemID: "n", Gateway: true}}, nil, nil)
 	if len(fresh) != 1 || fresh[0].ConfigHash == "" || !fresh[0].Gateway {

@@ -124,7 +124,7 @@ func TestIntegrationChassisOnAComputeCluster(t *testing.T) {
 	if err := e.Management.Client.Patch(ctx, central, patch); err != nil {
 		t.Fatal(err)
 	}
-	got = waitChassis(t, ch.Name, anvilmeta.ReadyCondition, anvilmeta.AllReadyReason, 5*time.Minute)
+	waitChassis(t, ch.Name, anvilmeta.ReadyCondition, anvilmeta.AllReadyReason, 5*time.Minute)
 	central = waitCentral(t, central.Name, ovnv1alpha1.EndpointsReadyCondition, ovnv1alpha1.EndpointsPublishedReason, time.Minute)
 
 	tls := clientTLS(t, central.Status.ClientSecretName)
@@ -139,6 +139,9 @@ func TestIntegrationChassisOnAComputeCluster(t *testing.T) {
 		}
 		return nil
 	})
+
+	got = waitChassis(t, ch.Name, ovnv1alpha1.MaintenanceReadyCondition, ovnv1alpha1.MaintenanceIdleReason, time.Minute)
+	assertNodeIdentity(t, compute, got, hvNode, sb)
 
 	// Settled, a pass over the central or the chassis writes nothing.
 	assertSettledPassWritesNothing(t, map[*testenv.Cluster][]client.Object{
@@ -173,6 +176,7 @@ func TestIntegrationChassisOnAComputeCluster(t *testing.T) {
 	if err != nil || strings.Contains(out, hvNode) {
 		t.Errorf("the drained node's chassis is still in the southbound: %q (%v)", out, err)
 	}
+	assertIdentityGone(t, compute, got, hvNode)
 
 	if err := e.Management.Client.Delete(ctx, got); err != nil {
 		t.Fatal(err)

@@ -76,7 +76,9 @@ func (r *Reconciler) reconcileMaintenance(ctx context.Context, p *pass) (flow.Ou
 // runJob creates, follows or clears one node's Job.
 func (r *Reconciler) runJob(ctx context.Context, p *pass, a NodeAction) (jobState, string, error) {
 	c := p.chassis
-	if (a.Kind == EvacuateJob && p.addrs.NB == "") || (a.Kind == ChassisDelJob && p.addrs.SB == "") {
+	// A departed node's chassis is deleted with that node's identity,
+	// which must be issued first.
+	if (a.Kind == EvacuateJob && p.addrs.NB == "") || (a.Kind == ChassisDelJob && (p.addrs.SB == "" || a.Entry.IdentityHash == "")) {
 		return jobDeferred, "", nil
 	}
 	want := BuildMaintenanceJob(c, a, p.addrs)

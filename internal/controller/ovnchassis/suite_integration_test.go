@@ -73,6 +73,7 @@ func startStack(t *testing.T) *testenv.Environment {
 		if err != nil {
 			t.Fatal(err)
 		}
+		runnerDir = dir
 		var nodes []podrunner.Node
 		for _, n := range mgmtNodes {
 			nodes = append(nodes, podrunner.Node{Name: n})
@@ -272,6 +273,10 @@ func leaderOf(t *testing.T, tls []string, address, db string) (bool, error) {
 
 // chassisLabel is the label the suite's chassis select their node by.
 var chassisLabel = map[string]string{ovnchassis.ChassisNodeLabel: "true"}
+
+// runnerDir holds the pod runners' state: each node's stand-ins for its
+// host paths are below it.
+var runnerDir string
 
 // errorf is fmt.Errorf, named for the checks' brevity.
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

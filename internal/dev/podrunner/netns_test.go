@@ -70,6 +70,7 @@ func TestChassisCommandsInNetNS(t *testing.T) {
 
 	c = ovnFixture(t, "ch-ctl-x", corev1.Container{Name: "ovn-controller"}, map[string]string{"OVN_REMOTE": "ssl:10.96.0.9:6642"})
 	c.NetNS = "anvil-0123abcd"
+	installIdentity(t, c)
 	ctl, err := buildOVNController(c)
 	if err != nil {
 		t.Fatal(err)

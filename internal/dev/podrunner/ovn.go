@@ -39,6 +39,7 @@ const (
 // Paths of the contract (docs/design/ovn.md) inside the containers.
 const (
 	ovnTLSDir       = "/etc/ovn/tls"
+	ovnIdentityDir  = "/etc/ovn/identity"
 	ovnDBDir        = "/var/lib/ovn"
 	ovnNodesDir     = "/etc/ovn/nodes"
 	ovsRunDir       = "/run/openvswitch"

@@ -278,8 +278,32 @@ func TestApplyNodeCommand(t *testing.T) {
 	}
 }
 
+// installIdentity writes what a node's identity Job installs into the
+// container's /etc/ovn/tls.
+func installIdentity(t *testing.T, c Container) {
+	t.Helper()
+	dir, err := mountedDir(c, ovnTLSDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"ca.crt", "tls.crt", "tls.key"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("pem"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestOVNControllerCommand(t *testing.T) {
 	c := ovnFixture(t, "ch-ctl-x", corev1.Container{Name: "ovn-controller"}, map[string]string{"OVN_REMOTE": "ssl:10.96.0.9:6642"})
+	// Without the node's identity the build waits, as the image's script
+	// waits for the files.
+	if _, err := buildOVNController(c); err == nil || !strings.Contains(err.Error(), "no chassis identity") {
+		t.Fatalf("without an identity: %v, want a wait for it", err)
+	}
+	installIdentity(t, c)
 	cmd, err := buildOVNController(c)
 	if err != nil {
 		t.Fatal(err)

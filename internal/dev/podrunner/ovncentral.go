@@ -41,7 +41,9 @@ var ovnDatabases = map[string]ovnDatabase{
 // are configured in a Local_Config database of the member's own, which
 // takes OVN_INACTIVITY_PROBE_MS, since the clustered database's Connection
 // table is shared by all members and would make each one bind every
-// member's address. The pidfile, control socket (ovsdb-server.ctl), log
+// member's address. As in the image's script, the Southbound's client port
+// carries the ovn-controller role and OVN_DB_INTERNAL_PORT, when set, is a
+// second listener without one. The pidfile, control socket (ovsdb-server.ctl), log
 // and a local unix socket (ovsdb-server.sock) are in the container's work
 // directory.
 func OVNCentralMemberMapping() Mapping {
@@ -62,6 +64,8 @@ type centralMember struct {
 	namespace     string
 	electionTimer int
 	probe         int
+	// internalPort is OVN_DB_INTERNAL_PORT, 0 when unset.
+	internalPort int
 }
 
 // readCentralMember reads and checks the contract's variables.
@@ -95,6 +99,7 @@ func readCentralMember(c Container) (centralMember, error) {
 		{"OVN_DB_PORT", db.clientPort, &m.db.clientPort},
 		{"OVN_RAFT_PORT", db.raftPort, &m.db.raftPort},
 		{"OVN_ELECTION_TIMER_MS", 0, &m.electionTimer},
+		{"OVN_DB_INTERNAL_PORT", 0, &m.internalPort},
 		// -1 leaves ovsdb-server's own probe interval.
 		{"OVN_INACTIVITY_PROBE_MS", -1, &m.probe},
 	} {
@@ -144,10 +149,7 @@ func buildCentralMember(c Container) (Command, error) {
 		create = []string{OVSDBToolPath, "join-cluster", dbFile, m.db.name, raftAddr(own), "ssl:" + joinHostPort(host, port)}
 	}
 	local := filepath.Join(c.WorkDir, "local_config.db")
-	connection := map[string]any{"target": "pssl:" + strconv.Itoa(m.db.clientPort) + ":" + own}
-	if m.probe >= 0 {
-		connection["inactivity_probe"] = m.probe
-	}
+	connections := m.connections(own)
 	server := []string{
 		"exec", OVSDBServerPath, dbFile, local,
 		"--pidfile=" + filepath.Join(c.WorkDir, "ovsdb-server.pid"),
@@ -162,7 +164,7 @@ func buildCentralMember(c Container) (Command, error) {
 		"if [ ! -s " + shellQuote(dbFile) + " ]; then " + shellLine(create...) + "; fi",
 		shellLine("rm", "-f", local),
 		shellLine(OVSDBToolPath, "create", local, LocalConfigSchema),
-		shellLine(OVSDBToolPath, "transact", local, localConfigTransaction(connection)) + " >/dev/null",
+		shellLine(OVSDBToolPath, "transact", local, localConfigTransaction(connections)) + " >/dev/null",
 		shellLine(server...),
 	}
 	return Command{
@@ -173,14 +175,40 @@ func buildCentralMember(c Container) (Command, error) {
 	}, nil
 }
 
-// localConfigTransaction inserts the member's one client connection into
-// a fresh Local_Config database.
-func localConfigTransaction(connection map[string]any) string {
-	data, _ := json.Marshal([]any{
-		"Local_Config",
-		map[string]any{"op": "insert", "table": "Config", "row": map[string]any{"connections": []any{"named-uuid", "c"}}},
-		map[string]any{"op": "insert", "table": "Connection", "uuid-name": "c", "row": connection},
-	})
+// connections are the member's client listeners on its own address, as
+// the image's script configures them: the client port, which on the
+// Southbound carries OVN's ovn-controller role, and on the Southbound the
+// internal port without a role (OVN_DB_INTERNAL_PORT).
+func (m centralMember) connections(own string) []map[string]any {
+	client := map[string]any{"target": "pssl:" + strconv.Itoa(m.db.clientPort) + ":" + own}
+	if m.db.name == ovnDatabases["sb"].name {
+		client["role"] = "ovn-controller"
+	}
+	out := []map[string]any{client}
+	if m.internalPort > 0 {
+		out = append(out, map[string]any{"target": "pssl:" + strconv.Itoa(m.internalPort) + ":" + own})
+	}
+	if m.probe >= 0 {
+		for _, c := range out {
+			c["inactivity_probe"] = m.probe
+		}
+	}
+	return out
+}
+
+// localConfigTransaction inserts the member's client connections into a
+// fresh Local_Config database.
+func localConfigTransaction(connections []map[string]any) string {
+	refs := make([]any, 0, len(connections))
+	ops := []any{"Local_Config"}
+	for i, c := range connections {
+		name := "c" + strconv.Itoa(i)
+		refs = append(refs, []any{"named-uuid", name})
+		ops = append(ops, map[string]any{"op": "insert", "table": "Connection", "uuid-name": name, "row": c})
+	}
+	config := map[string]any{"op": "insert", "table": "Config", "row": map[string]any{"connections": []any{"set", refs}}}
+	ops = append(ops[:1], append([]any{config}, ops[1:]...)...)
+	data, _ := json.Marshal(ops)
 	return string(data)
 }
 

@@ -13,7 +13,8 @@ import (
 // OVNChassisMappings returns the mappings of a chassis's two DaemonSets:
 // the OVS pod (init host-prepare, ovsdb-server without OVN_DB,
 // ovs-vswitchd) and the ovn-controller pod (init apply-node,
-// ovn-controller), and of its evacuate and chassis-del Jobs. Every node of the runner has its own /run/openvswitch,
+// ovn-controller), and of its identity, evacuate and chassis-del Jobs.
+// Every node of the runner has its own /run/openvswitch,
 // /run/ovn and /etc/openvswitch under its directory, hostPaths or not, so
 // that the chassis of two nodes never meet.
 func OVNChassisMappings() ImageMap {
@@ -152,6 +153,14 @@ func buildOVNController(c Container) (Command, error) {
 	key, cert, ca, err := tlsFiles(c)
 	if err != nil {
 		return Command{}, err
+	}
+	// The node's identity appears once its identity Job ran; until then
+	// the build fails and the runner tries again, as the image's script
+	// waits for the files.
+	for _, f := range []string{key, cert, ca} {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			return Command{}, fmt.Errorf("no chassis identity installed on node %s yet: %s is missing", c.NodeName, filepath.Base(f))
+		}
 	}
 	var relays []string
 	if remote := c.Env["OVN_REMOTE"]; remote != "" && c.NetNS != "" {

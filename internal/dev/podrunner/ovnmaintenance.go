@@ -2,6 +2,7 @@ package podrunner
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -20,7 +21,32 @@ func ovnMaintenanceMappings() ImageMap {
 	return ImageMap{
 		{Name: "ovn-evacuate", Match: matchContainerName("evacuate", nil), Build: buildEvacuate},
 		{Name: "ovn-chassis-del", Match: matchContainerName("chassis-del", nil), Build: buildChassisDel},
+		{Name: "ovn-install-identity", Match: matchContainerName("install-identity", nil), Build: buildInstallIdentity},
 	}
+}
+
+// buildInstallIdentity copies the node's identity, the Secret mounted at
+// /etc/ovn/identity, into the node's identity directory mounted at
+// /etc/ovn/tls, as the image's install-identity script does: each file
+// written beside its place and renamed over it, the key readable by its
+// owner alone.
+func buildInstallIdentity(c Container) (Command, error) {
+	src, err := mountedDir(c, ovnIdentityDir)
+	if err != nil {
+		return Command{}, err
+	}
+	dst, err := mountedDir(c, ovnTLSDir)
+	if err != nil {
+		return Command{}, err
+	}
+	script := []string{"set -e"}
+	for _, f := range []struct{ name, mode string }{{"ca.crt", "0644"}, {"tls.key", "0600"}, {"tls.crt", "0644"}} {
+		tmp := filepath.Join(dst, "."+f.name+".new")
+		script = append(script,
+			shellLine("install", "-m", f.mode, filepath.Join(src, f.name), tmp),
+			shellLine("mv", "-f", tmp, filepath.Join(dst, f.name)))
+	}
+	return Command{Path: shellPath, Args: []string{"-c", strings.Join(script, "\n")}}, nil
 }
 
 // maintenanceArgs returns the translated database address of env and the

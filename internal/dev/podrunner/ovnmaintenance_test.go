@@ -1,6 +1,8 @@
 package podrunner
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -60,5 +62,45 @@ func TestMaintenanceCommands(t *testing.T) {
 			}
 			tt.check(t, c, cmd)
 		})
+	}
+}
+
+// TestInstallIdentityCommand runs the identity Job's stand-in: the three
+// files land in the node's identity directory with the key private, and
+// without the Secret's mount the build says what is missing.
+func TestInstallIdentityCommand(t *testing.T) {
+	c := ovnFixture(t, "ch-identity-x", corev1.Container{Name: "install-identity"}, nil)
+	if _, err := buildInstallIdentity(c); err == nil || !strings.Contains(err.Error(), ovnIdentityDir) {
+		t.Fatalf("without the identity mount: %v", err)
+	}
+	src := filepath.Join(t.TempDir(), "identity")
+	c.Mounts = append(c.Mounts, Mount{MountPath: ovnIdentityDir, HostPath: src, Kind: VolumeSecret})
+	dst := c.Mounts[1].HostPath
+	for _, d := range []string{src, dst} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"ca.crt", "tls.crt", "tls.key"} {
+		if err := os.WriteFile(filepath.Join(src, f), []byte(f+" content"), 0o400); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd, err := buildInstallIdentity(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(cmd.Path, cmd.Args...).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for f, mode := range map[string]os.FileMode{"ca.crt": 0o644, "tls.crt": 0o644, "tls.key": 0o600} {
+		got, err := os.ReadFile(filepath.Join(dst, f))
+		st, _ := os.Stat(filepath.Join(dst, f))
+		if err != nil || string(got) != f+" content" || st.Mode().Perm() != mode {
+			t.Errorf("%s: %q (%v), mode %v, want its content and %o", f, got, err, st.Mode().Perm(), mode)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dst, ".*.new")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }

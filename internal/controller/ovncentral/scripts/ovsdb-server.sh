@@ -31,11 +31,20 @@ if [[ ! -s "${db}" ]]; then
   fi
 fi
 
+# The Southbound's second listener has no RBAC role: northd and the relay
+# write rows no chassis may. It is given on the command line, not in the
+# connection table, so a relay, which takes its listeners from that table,
+# never opens it; no Service publishes it outside the cluster.
+internal=()
+if [[ -n "${OVN_DB_INTERNAL_PORT:-}" ]]; then
+  internal=(--remote="pssl:${OVN_DB_INTERNAL_PORT}")
+fi
+
 ovsdb-server "${db}" \
   --pidfile="${run}/ovn${OVN_DB}_db.pid" --unixctl="${ctl}" \
   --remote="punix:${run}/ovn${OVN_DB}_db.sock" \
   --remote="db:${db_name},${table},connections" \
-  "${tls[@]}" --log-file=/dev/stdout &
+  "${internal[@]}" "${tls[@]}" --log-file=/dev/stdout &
 server=$!
 trap 'kill -TERM "${server}"; wait "${server}"' TERM INT
 
@@ -44,9 +53,12 @@ trap 'kill -TERM "${server}"; wait "${server}"' TERM INT
 # anyway. The probe interval applies to clients, not to Raft.
 for _ in $(seq 60); do
   if ovs-appctl -t "${ctl}" cluster/status "${db_name}" 2>/dev/null | grep -q '^Role: leader'; then
-    if [[ "${OVN_DB}" == nb ]]; then ctl_cmd=ovn-nbctl; else ctl_cmd=ovn-sbctl; fi
+    # Chassis dial the Southbound's client port, which carries OVN's
+    # ovn-controller role: a chassis may change only the rows named after
+    # the common name of its certificate, its system-id.
+    if [[ "${OVN_DB}" == nb ]]; then ctl_cmd=ovn-nbctl role=(); else ctl_cmd=ovn-sbctl role=(role=ovn-controller); fi
     "${ctl_cmd}" --db="unix:${run}/ovn${OVN_DB}_db.sock" --inactivity-probe="${OVN_INACTIVITY_PROBE_MS}" \
-      set-connection "pssl:${OVN_DB_PORT}" || true
+      set-connection "${role[@]}" "pssl:${OVN_DB_PORT}" || true
     # The election timer can only double per change, so it climbs in steps.
     timer=1000
     while (( timer < OVN_ELECTION_TIMER_MS )); do

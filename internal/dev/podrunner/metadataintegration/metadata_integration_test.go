@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/dev/openstacktest"
 	"github.com/anvil/anvil/internal/dev/podrunner"
 	"github.com/anvil/anvil/internal/dev/testenv"
@@ -73,7 +74,8 @@ func TestIntegrationMetadataAgent(t *testing.T) {
 	secret := randomHex(t, 24)
 	r := startRunner(ctx, t, e.Management, node)
 	_, sb, tlsDir := c.NeutronOVN(t)
-	createObjects(ctx, t, e.Management, node, tlsDir, secret)
+	installIdentity(t, r, node, tlsDir)
+	createObjects(ctx, t, e.Management, node, secret)
 	for _, o := range append([]client.Object{ovsPod(node), controllerPod(node, sb)}, agentObjects(t, node, sb, stub.port)...) {
 		if err := e.Management.Client.Create(ctx, o); err != nil {
 			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
@@ -163,21 +165,31 @@ func startRunner(ctx context.Context, t *testing.T, c *testenv.Cluster, node str
 	return r
 }
 
-// createObjects creates the chassis's and the agent's Secrets and
-// ConfigMaps. The client identity is the set's own, which its central
-// accepts.
-func createObjects(ctx context.Context, t *testing.T, c *testenv.Cluster, node, tlsDir, secret string) {
+// installIdentity stands in for the chassis's identity Job: it puts the
+// set's own client identity, which its central accepts, where the node's
+// ovn-controller and agent read their identity.
+func installIdentity(t *testing.T, r *podrunner.Runner, node, tlsDir string) {
 	t.Helper()
-	tls := map[string][]byte{}
+	dst := filepath.Join(r.NodeDir(node), "host", filepath.FromSlash(ovnv1alpha1.ChassisIdentityHostPath))
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range []string{"tls.crt", "tls.key", "ca.crt"} {
 		data, err := os.ReadFile(filepath.Join(tlsDir, f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		tls[f] = data
+		if err := os.WriteFile(filepath.Join(dst, f), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
+}
+
+// createObjects creates the agent's Secret and the chassis's nodes
+// ConfigMap.
+func createObjects(ctx context.Context, t *testing.T, c *testenv.Cluster, node, secret string) {
+	t.Helper()
 	objs := []client.Object{
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: names("ovn-client"), Namespace: ns}, Data: tls},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: names("shared-secret"), Namespace: ns}, StringData: map[string]string{secretKey: secret}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: names("nodes"), Namespace: ns},
 			Data: map[string]string{node: "SYSTEM_ID=" + string(uuid.NewUUID()) + "\nGATEWAY=false\nENCAP_TYPE=geneve\n"}},

@@ -10,6 +10,7 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	nma "github.com/anvil/anvil/internal/controller/neutronmetadataagent"
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
@@ -35,10 +36,6 @@ func plainEnv(name, value string) corev1.EnvVar { return corev1.EnvVar{Name: nam
 
 func fieldEnv(name, path string) corev1.EnvVar {
 	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
-}
-
-func secretVolume(name, secret string) corev1.Volume {
-	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}}
 }
 
 func configMapVolume(name, cm string) corev1.Volume {
@@ -82,7 +79,8 @@ func ovsPod(node string) *corev1.Pod {
 }
 
 // controllerPod is the chassis's ovn-controller pod with the Southbound
-// address it is given.
+// address it is given; it reads the node's identity from the node, as the
+// agent does.
 func controllerPod(node, remote string) *corev1.Pod {
 	mounts := append([]corev1.VolumeMount{
 		{Name: "nodes", MountPath: "/etc/ovn/nodes", ReadOnly: true},
@@ -101,7 +99,7 @@ func controllerPod(node, remote string) *corev1.Pod {
 		Env: []corev1.EnvVar{plainEnv("OVN_REMOTE", remote)}, VolumeMounts: mounts,
 	}
 	return nodePod("ovn-controller", node, apply, []corev1.Container{ctl},
-		append([]corev1.Volume{configMapVolume("nodes", names("nodes")), secretVolume("tls", names("ovn-client"))}, hostVolumes...))
+		append([]corev1.Volume{configMapVolume("nodes", names("nodes")), hostPathVolume("tls", ovnv1alpha1.ChassisIdentityHostPath)}, hostVolumes...))
 }
 
 // novaHost names the stand-in the way a real agent names Nova's metadata
@@ -141,7 +139,7 @@ func agentObjects(t *testing.T, node, sb string, novaPort int) []client.Object {
 	}
 	cm := nma.BuildConfigMap(a, ini)
 	ds := nma.BuildDaemonSet(a, nma.DaemonSetInput{
-		Chassis:       nma.ResolvedChassis{SBAddress: sb, ClientSecretName: names("ovn-client")},
+		Chassis:       nma.ResolvedChassis{SBAddress: sb},
 		ConfigMapName: cm.Name, ConfigHash: nma.ConfigHash(ini),
 	})
 	pod := &corev1.Pod{
