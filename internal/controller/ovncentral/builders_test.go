@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -308,5 +309,34 @@ func TestBackupCronJob(t *testing.T) {
 	c.Spec.Backup = &ovnv1alpha1.OVNBackupSpec{Schedule: "30 3 * * *", Suspend: true}
 	if cj := BuildBackupCronJob(c, "h"); cj.Spec.Schedule != "30 3 * * *" || !*cj.Spec.Suspend {
 		t.Errorf("CronJob = %q suspend %v", cj.Spec.Schedule, *cj.Spec.Suspend)
+	}
+}
+
+// The Southbound's policy leaves the client port open to every source,
+// Raft to the members, and the listener without a role to northd and the
+// relay alone.
+func TestBuildSouthboundPolicy(t *testing.T) {
+	c := testCentral()
+	p := BuildSouthboundPolicy(c)
+	if p.Name != "controlplane-ovn-sb" || p.Spec.PodSelector.MatchLabels[componentLabel] != "sb" ||
+		len(p.Spec.PolicyTypes) != 1 || p.Spec.PolicyTypes[0] != networkingv1.PolicyTypeIngress {
+		t.Fatalf("policy %s selects %v, types %v", p.Name, p.Spec.PodSelector.MatchLabels, p.Spec.PolicyTypes)
+	}
+	want := map[int32][]string{6642: nil, 6644: {"sb"}, 16642: {"northd", "sb-relay"}}
+	if len(p.Spec.Ingress) != len(want) {
+		t.Fatalf("%d ingress rules, want %d", len(p.Spec.Ingress), len(want))
+	}
+	for _, rule := range p.Spec.Ingress {
+		port := rule.Ports[0].Port.IntVal
+		var got []string
+		for _, peer := range rule.From {
+			if peer.PodSelector.MatchLabels[instanceLabel] != c.Name || peer.NamespaceSelector != nil || peer.IPBlock != nil {
+				t.Errorf("port %d admits %+v, want this central's own pods", port, peer)
+			}
+			got = append(got, peer.PodSelector.MatchLabels[componentLabel])
+		}
+		if !slices.Equal(got, want[port]) {
+			t.Errorf("port %d admits %v, want %v", port, got, want[port])
+		}
 	}
 }

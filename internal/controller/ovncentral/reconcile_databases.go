@@ -45,6 +45,12 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, p *pass, d Database)
 	for i := range d.Spec(c).ResolvedReplicas() {
 		objs = append(objs, BuildMemberService(c, d, i))
 	}
+	// The policy needs no right on a compute cluster's access chart: only a
+	// central on the management cluster serves chassis (the chassis refuse
+	// a placed one), so only there does it guard anything.
+	if d.InternalPort != 0 && c.TargetClusterName() == "" {
+		objs = append(objs, BuildSouthboundPolicy(c))
+	}
 	sts := BuildStatefulSet(c, d, p.scriptsHash)
 	objs = append(objs, BuildDatabasePDB(c, d), sts)
 	for _, obj := range objs {

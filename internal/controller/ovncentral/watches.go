@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -46,6 +47,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	for _, o := range owned {
 		b = b.Owns(o)
 	}
+	// Only a central on the management cluster has a NetworkPolicy, so no
+	// compute cluster is watched for one.
+	b = b.Owns(&networkingv1.NetworkPolicy{})
 	if r.Registry != nil {
 		if err := targetcluster.IndexTargetCluster(ctx, mgr.GetFieldIndexer(), &ovnv1alpha1.OVNCentral{}); err != nil {
 			return err

@@ -71,10 +71,11 @@ func BuildIdentityCertificate(c *ovnv1alpha1.OVNChassis, central *ovnv1alpha1.OV
 }
 
 // BuildIdentityClaim is what the chassis writes on an issued identity
-// Secret of the management cluster: only its name, so that claiming it
-// adds the chassis's controller reference and nothing else. Without the
-// reference, deleting the chassis would leave the key behind, since
-// cert-manager does not tie a Secret to its Certificate by default.
+// Secret of the management cluster that has no controller: only its name,
+// so that claiming it adds the chassis's controller reference and nothing
+// else. Without the reference, deleting the chassis would leave the key
+// behind, since cert-manager ties a Secret to its Certificate only when
+// run with --enable-certificate-owner-ref.
 func BuildIdentityClaim(c *ovnv1alpha1.OVNChassis, node string) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -112,9 +113,19 @@ func identityTLS(t *testing.T, ch *ovnv1alpha1.OVNChassis, node string) []string
 
 // assertInternalListenerUnpublished checks that no Service that leaves
 // the cluster carries the Southbound's listener without a role: only the
-// headless Service lists it.
+// headless Service lists it; and that the central's NetworkPolicy admits
+// only its northd and relay to it.
 func assertInternalListenerUnpublished(t *testing.T, central *ovnv1alpha1.OVNCentral) {
 	t.Helper()
+	policy := &networkingv1.NetworkPolicy{}
+	if err := env.Management.Client.Get(context.Background(), client.ObjectKey{Namespace: central.Namespace, Name: central.Name + "-sb"}, policy); err != nil {
+		t.Fatalf("the Southbound's NetworkPolicy: %v", err)
+	}
+	for _, rule := range policy.Spec.Ingress {
+		if rule.Ports[0].Port.IntVal == 16642 && len(rule.From) != 2 {
+			t.Errorf("the policy admits %+v to the listener without a role, want northd and the relay", rule.From)
+		}
+	}
 	list := &corev1.ServiceList{}
 	if err := env.Management.Client.List(context.Background(), list, client.InNamespace(central.Namespace),
 		client.MatchingLabels{"app.kubernetes.io/instance": central.Name}); err != nil {

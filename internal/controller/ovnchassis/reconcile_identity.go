@@ -73,7 +73,10 @@ func (r *Reconciler) issueIdentity(ctx context.Context, p *pass, e NodeEntry, ow
 	case MissingClientKey(issued) != "":
 		return nil, nil
 	}
-	if !metav1.IsControlledBy(issued, c) {
+	// cert-manager run with --enable-certificate-owner-ref already makes
+	// the Certificate, which the chassis controls, the Secret's controller;
+	// a Secret with a controller is left as it is.
+	if metav1.GetControllerOf(issued) == nil {
 		if err := local.Apply(ctx, r.Scheme, c, BuildIdentityClaim(c, e.Name)); err != nil {
 			return nil, fmt.Errorf("claiming its Secret: %w", err)
 		}
