@@ -8,6 +8,7 @@ import (
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -96,7 +97,9 @@ func (r *Reconciler) reapIdentities(ctx context.Context, p *pass) error {
 	c, local := p.chassis, targetcluster.LocalChildren(r.Client)
 	sel := client.MatchingLabels{instanceLabel: c.Name, componentLabel: IdentityComponent, nameLabel: nameValue}
 	certs := &cmv1.CertificateList{}
-	if err := r.Client.List(ctx, certs, client.InNamespace(c.Namespace), sel); err != nil {
+	// Without cert-manager's kind there is no Certificate to reap; a node
+	// that needs one reports the missing kind when its identity is written.
+	if err := r.Client.List(ctx, certs, client.InNamespace(c.Namespace), sel); err != nil && !meta.IsNoMatchError(err) {
 		return fmt.Errorf("listing identity Certificates: %w", err)
 	}
 	for i := range certs.Items {
