@@ -191,7 +191,8 @@ kubectl wait ovnchassis/controlplane-compute-chassis -n openstack \
   --for=condition=Ready --timeout=10m >/dev/null || fail "step 4: the chassis is not Ready"
 listed="$(kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-compute-chassis-ovn-client \
   -n openstack -L app.kubernetes.io/component)"
-grep -Eq '^controlplane-compute-chassis-ovn-client +Opaque +3 +.* ovn-client$' <<<"$listed" \
+# One key, the central's CA: its client key stays on the management cluster.
+grep -Eq '^controlplane-compute-chassis-ovn-client +Opaque +1 +.* ovn-client$' <<<"$listed" \
   || fail "step 4: the client copy is not listed with COMPONENT ovn-client: $listed"
 name="$(kubectl get ovnchassis controlplane-compute-chassis -n openstack \
   -o jsonpath='{.status.clientSecretName}{"\n"}')"

@@ -178,9 +178,11 @@ type OVNChassisStatus struct {
 	// +optional
 	InstalledImage string `json:"installedImage,omitempty"`
 
-	// ClientSecretName names the Secret with the client certificate both
-	// DaemonSets mount: the central's own on the same cluster, else the
-	// copy {chassis}-ovn-client.
+	// ClientSecretName names the central's client identity as the
+	// chassis's cluster has it: the central's own Secret on the same
+	// cluster, else {chassis}-ovn-client, which holds only the central's
+	// CA (ca.crt); the key stays on the management cluster. The nodes
+	// present identities of their own.
 	// +optional
 	ClientSecretName string `json:"clientSecretName,omitempty"`
 

@@ -9,8 +9,12 @@ import (
 
 // CentralAddresses are what a chassis uses of its central.
 type CentralAddresses struct {
-	// NB is the Northbound address list the evacuate Job dials.
+	// NB is the Northbound address list the evacuate Job dials: always
+	// the central's own cluster's, where that Job runs.
 	NB string
+	// ClientSecret is the central's client identity on the management
+	// cluster, which only the evacuate Job presents.
+	ClientSecret string
 	// SB is the Southbound database address list the chassis-del Job
 	// dials; never the relay, which serves reads.
 	SB string
@@ -18,7 +22,7 @@ type CentralAddresses struct {
 	// the chassis can reach, else the Southbound members.
 	Remote string
 	// CrossCluster is set when the chassis and the central live on
-	// different clusters, so the client identity must be copied.
+	// different clusters, so the central's CA is published there.
 	CrossCluster bool
 }
 
@@ -69,7 +73,8 @@ func DecideCentral(chassis *ovnv1alpha1.OVNChassis, central *ovnv1alpha1.OVNCent
 		if st.Southbound.InternalDBAddress == "" || st.ClientSecretName == "" {
 			return notReady(central, "its Southbound address and its client Secret")
 		}
-		return upgradingOr(central, CentralAddresses{NB: st.Northbound.InternalDBAddress, SB: st.Southbound.InternalDBAddress, Remote: remote})
+		return upgradingOr(central, CentralAddresses{NB: st.Northbound.InternalDBAddress, SB: st.Southbound.InternalDBAddress, Remote: remote,
+			ClientSecret: st.ClientSecretName})
 	}
 	if !central.Spec.Northbound.ExternallyReachable || !central.Spec.Southbound.ExternallyReachable {
 		return CentralVerdict{
@@ -88,7 +93,8 @@ func DecideCentral(chassis *ovnv1alpha1.OVNChassis, central *ovnv1alpha1.OVNCent
 		}
 		remote = st.RelayDBAddress
 	}
-	return upgradingOr(central, CentralAddresses{NB: st.Northbound.DBAddress, SB: st.Southbound.DBAddress, Remote: remote, CrossCluster: true})
+	return upgradingOr(central, CentralAddresses{NB: st.Northbound.InternalDBAddress, SB: st.Southbound.DBAddress, Remote: remote,
+		ClientSecret: st.ClientSecretName, CrossCluster: true})
 }
 
 // notReady waits for the central to publish what.

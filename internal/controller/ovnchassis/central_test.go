@@ -115,6 +115,12 @@ func TestDecideCentral(t *testing.T) {
 			if v.Addresses.Remote != tt.remote || v.Addresses.CrossCluster != tt.cross {
 				t.Errorf("addresses = %+v", v.Addresses)
 			}
+			// Evacuation runs on the management cluster, whatever the
+			// chassis's cluster: the Northbound is dialled there.
+			if tt.reason == ovnv1alpha1.CentralResolvedReason &&
+				(v.Addresses.NB != "ssl:10.0.0.1:6641" || v.Addresses.ClientSecret != "controlplane-ovn-client") {
+				t.Errorf("evacuation dials %q with %q, want the internal Northbound and the central's own client Secret", v.Addresses.NB, v.Addresses.ClientSecret)
+			}
 			for _, s := range tt.msgHas {
 				if !strings.Contains(v.Message, s) {
 					t.Errorf("message %q lacks %q", v.Message, s)

@@ -10,9 +10,9 @@ import (
 )
 
 // BuildMaintenanceJob returns the Job of one node action. The apply and
-// identity Jobs run on the node itself; the evacuate and chassis-del Jobs
-// talk to the central and run anywhere, chassis-del with the departed
-// node's identity. None is retried:
+// identity Jobs run on the node itself; chassis-del runs anywhere on the
+// chassis's cluster with the departed node's identity; evacuate runs on
+// the management cluster with the central's client identity. None is retried:
 // a failure is reported, and deleting the Job runs it again.
 func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralAddresses) *batchv1.Job {
 	// Nothing in the Jobs talks to an apiserver.
@@ -46,13 +46,20 @@ func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralA
 			scriptsVolume(c),
 		}
 	case EvacuateJob:
+		// On the management cluster, beside the central whose client
+		// identity it presents: that key opens the Northbound, so it never
+		// leaves that cluster. Nothing of a hypervisor's applies there.
+		spec.Tolerations = nil
+		spec.SecurityContext = restrictedPod()
+		central := tls
+		central.Secret = &corev1.SecretVolumeSource{SecretName: addrs.ClientSecret, DefaultMode: ptr.To[int32](0o440)}
 		spec.Containers = []corev1.Container{{
 			Name: "evacuate", Image: c.ResolvedImage(), Command: script("evacuate.sh"),
 			Env:             []corev1.EnvVar{{Name: "OVN_NB_DB", Value: addrs.NB}, {Name: "SYSTEM_ID", Value: a.Entry.SystemID}},
 			VolumeMounts:    []corev1.VolumeMount{tlsMount, scriptsMount},
 			SecurityContext: withCapabilities(),
 		}}
-		spec.Volumes = []corev1.Volume{tls, scriptsVolume(c)}
+		spec.Volumes = []corev1.Volume{central, scriptsVolume(c)}
 	case ChassisDelJob:
 		// The departed node's own identity: the Southbound lets it delete
 		// that node's rows and no other.
@@ -87,6 +94,18 @@ func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralA
 	}
 }
 
+// restrictedPod runs a Job of the management cluster as the OVN image's
+// unprivileged user; the group reads the mounted key.
+func restrictedPod() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(ovnUID), RunAsGroup: ptr.To(ovnUID), FSGroup: ptr.To(ovnUID),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// ovnUID is the OVN image's unprivileged user and group.
+const ovnUID int64 = 42424
+
 // identityContainer installs the node's identity from its Secret into the
 // node's identity directory. It needs no capability: root owns both.
 func identityContainer(c *ovnv1alpha1.OVNChassis) corev1.Container {
@@ -102,13 +121,13 @@ func identityContainer(c *ovnv1alpha1.OVNChassis) corev1.Container {
 	}
 }
 
-// BuildClientSecret returns the copy of the central's client identity on
-// the chassis's cluster: exactly the three keys, nothing else.
+// BuildClientSecret returns what the chassis publishes of the central's
+// client identity on its cluster: the CA alone, the trust anchor of the
+// central's listeners, under the name the guide looks for. The key stays
+// on the management cluster: it opens the Northbound, which no chassis
+// needs, since evacuation runs there.
 func BuildClientSecret(c *ovnv1alpha1.OVNChassis, source *corev1.Secret) *corev1.Secret {
-	data := map[string][]byte{}
-	for _, k := range clientKeys {
-		data[k] = source.Data[k]
-	}
+	data := map[string][]byte{"ca.crt": source.Data["ca.crt"]}
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Name: ClientSecretName(c), Namespace: c.Namespace, Labels: childLabels(c, ClientSecretComponent)},

@@ -205,10 +205,12 @@ func TestRecordNodes(t *testing.T) {
 	}
 }
 
-func TestBuildClientSecretCopiesExactlyThreeKeys(t *testing.T) {
+// The central's key never reaches a compute cluster: the published copy
+// holds its CA alone.
+func TestBuildClientSecretPublishesOnlyTheCA(t *testing.T) {
 	src := &corev1.Secret{Data: map[string][]byte{"tls.crt": []byte("c"), "tls.key": []byte("k"), "ca.crt": []byte("a"), "extra": []byte("x")}}
 	s := BuildClientSecret(testChassis("compute-a"), src)
-	if len(s.Data) != 3 || s.Data["extra"] != nil || s.Labels[componentLabel] != ClientSecretComponent || s.Name != "controlplane-compute-chassis-ovn-client" {
+	if len(s.Data) != 1 || string(s.Data["ca.crt"]) != "a" || s.Labels[componentLabel] != ClientSecretComponent || s.Name != "controlplane-compute-chassis-ovn-client" {
 		t.Errorf("copy = %s %v %v", s.Name, s.Labels, s.Data)
 	}
 	if MissingClientKey(&corev1.Secret{Data: map[string][]byte{"tls.crt": []byte("c")}}) != "tls.key" {

@@ -44,10 +44,12 @@ func (r *Reconciler) reconcileCentral(ctx context.Context, p *pass) (flow.Outcom
 	return flow.Continue, nil
 }
 
-// reconcileClientSecret publishes the client identity the chassis mounts.
-// On the central's cluster that is the central's own Secret. Elsewhere it
-// is a copy, {chassis}-ovn-client, kept equal to the source, so a renewal
-// reaches the chassis through the Secret watch, and swept with the chassis.
+// reconcileClientSecret publishes what the chassis's cluster has of the
+// central's client identity. On the central's cluster that is the
+// central's own Secret. Elsewhere it is {chassis}-ovn-client with the
+// central's CA alone, kept equal to the source's through the Secret watch
+// and swept with the chassis; the key never leaves the management
+// cluster.
 func (r *Reconciler) reconcileClientSecret(ctx context.Context, p *pass) (flow.Outcome, error) {
 	c, central := p.chassis, p.central
 	if !p.addrs.CrossCluster {

@@ -82,11 +82,12 @@ func (r *Reconciler) runJob(ctx context.Context, p *pass, a NodeAction) (jobStat
 		return jobDeferred, "", nil
 	}
 	want := BuildMaintenanceJob(c, a, p.addrs)
+	children, reader := r.jobPlace(p, a.Kind)
 	live := &batchv1.Job{}
-	err := p.live.Get(ctx, client.ObjectKeyFromObject(want), live)
+	err := reader.Get(ctx, client.ObjectKeyFromObject(want), live)
 	switch {
 	case apierrors.IsNotFound(err):
-		if err := p.children.Apply(ctx, r.Scheme, c, want, targetcluster.CreateOnly); err != nil {
+		if err := children.Apply(ctx, r.Scheme, c, want, targetcluster.CreateOnly); err != nil {
 			return 0, "", fmt.Errorf("creating Job %s: %w", want.Name, err)
 		}
 		return jobRunning, want.Name, nil
@@ -99,20 +100,29 @@ func (r *Reconciler) runJob(ctx context.Context, p *pass, a NodeAction) (jobStat
 		// The entry changed again since this Job was made; a finished one
 		// makes way for the current entry's, a running one is waited for.
 		if finished {
-			return jobRunning, live.Name, r.deleteJob(ctx, p, live)
+			return jobRunning, live.Name, r.deleteJob(ctx, p, children, live)
 		}
 		return jobRunning, live.Name, nil
 	case jobFinished(live, batchv1.JobFailed):
 		return jobFailed, live.Name, nil
 	case jobFinished(live, batchv1.JobComplete):
-		return jobDone, live.Name, r.deleteJob(ctx, p, live)
+		return jobDone, live.Name, r.deleteJob(ctx, p, children, live)
 	}
 	return jobRunning, live.Name, nil
 }
 
+// jobPlace is where a Job of kind runs and is read: the evacuate Job on
+// the management cluster, every other on the chassis's cluster.
+func (r *Reconciler) jobPlace(p *pass, kind string) (*targetcluster.Children, client.Reader) {
+	if kind == EvacuateJob {
+		return targetcluster.LocalChildren(r.Client), r.APIReader
+	}
+	return p.children, p.live
+}
+
 // deleteJob removes a finished Job the chassis owns, with its pods.
-func (r *Reconciler) deleteJob(ctx context.Context, p *pass, job *batchv1.Job) error {
-	_, err := p.children.DeleteIf(ctx, job, func(live client.Object) bool {
+func (r *Reconciler) deleteJob(ctx context.Context, p *pass, children *targetcluster.Children, job *batchv1.Job) error {
+	_, err := children.DeleteIf(ctx, job, func(live client.Object) bool {
 		return targetcluster.Controls(p.chassis, live, r.Scheme)
 	})
 	return err

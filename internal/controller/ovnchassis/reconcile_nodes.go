@@ -13,6 +13,7 @@ import (
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/scriptfiles"
+	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // reconcileNodes writes the scripts and one entry per node. Nodes are
@@ -26,6 +27,13 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 		return flow.Continue, workloadError(ovnv1alpha1.NodesReadyCondition, ovnv1alpha1.NodesErrorReason, err)
 	}
 	p.scriptsHash = scriptfiles.Hash(scripts.Data)
+	// The evacuate Job runs on the management cluster and reads its script
+	// there.
+	if p.children.Remote != nil {
+		if err := targetcluster.LocalChildren(r.Client).Apply(ctx, r.Scheme, c, BuildScripts(c)); err != nil {
+			return flow.Continue, workloadError(ovnv1alpha1.NodesReadyCondition, ovnv1alpha1.NodesErrorReason, err)
+		}
+	}
 	nodes := &corev1.NodeList{}
 	if err := p.live.List(ctx, nodes, client.MatchingLabels(c.Spec.NodeSelector)); err != nil {
 		return flow.Continue, flow.Fail(ovnv1alpha1.NodesReadyCondition, ovnv1alpha1.NodeListErrorReason, fmt.Errorf("listing nodes: %w", err))

@@ -79,25 +79,30 @@ func buildChassisDel(c Container) (Command, error) {
 	return Command{Path: OVNSbctlPath, Args: append(db, "--if-exists", "chassis-del", id)}, nil
 }
 
-// buildEvacuate removes every Gateway_Chassis and HA_Chassis row naming
-// the chassis from the Northbound database in one transaction, and fails
-// when any is left, as the image's evacuate script does.
+// buildEvacuate takes every Gateway_Chassis and HA_Chassis row naming the
+// chassis out of the router ports and HA groups that hold it, in one
+// transaction, and fails when any is left, as the image's evacuate script
+// does. The rows are not in root tables: destroying one that is still
+// referenced does nothing, dropping its last reference deletes it.
 func buildEvacuate(c Container) (Command, error) {
 	db, id, err := maintenanceArgs(c, "OVN_NB_DB")
 	if err != nil {
 		return Command{}, err
 	}
 	nbctl := shellLine(append([]string{OVNNbctlPath}, db...)...)
-	find := func(table string) string {
-		return "$(" + nbctl + " --bare --columns=_uuid find " + table + " chassis_name=" + shellQuote(id) + ")"
+	find := func(table, cond string) string {
+		return "$(" + nbctl + " --bare --columns=_uuid find " + table + " " + cond + ")"
 	}
+	named := "chassis_name=" + shellQuote(id)
 	script := []string{
 		"set -e",
 		"cmds=''",
-		"for row in " + find("Gateway_Chassis") + "; do cmds=\"$cmds -- destroy Gateway_Chassis $row\"; done",
-		"for row in " + find("HA_Chassis") + "; do cmds=\"$cmds -- destroy HA_Chassis $row\"; done",
+		"for row in " + find("Gateway_Chassis", named) + "; do for port in " + find("Logical_Router_Port", `"gateway_chassis{>=}$row"`) +
+			"; do cmds=\"$cmds -- remove Logical_Router_Port $port gateway_chassis $row\"; done; done",
+		"for row in " + find("HA_Chassis", named) + "; do for group in " + find("HA_Chassis_Group", `"ha_chassis{>=}$row"`) +
+			"; do cmds=\"$cmds -- remove HA_Chassis_Group $group ha_chassis $row\"; done; done",
 		"if [ -n \"$cmds\" ]; then " + nbctl + " ${cmds# -- }; fi",
-		"left=\"" + find("Gateway_Chassis") + find("HA_Chassis") + "\"",
+		"left=\"" + find("Gateway_Chassis", named) + find("HA_Chassis", named) + "\"",
 		"[ -z \"$left\" ] || { echo \"rows still name chassis " + strings.ReplaceAll(id, "\"", "") + "\" >&2; exit 1; }",
 	}
 	return Command{Path: shellPath, Args: []string{"-c", strings.Join(script, "\n")}}, nil

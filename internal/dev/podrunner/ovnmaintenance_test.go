@@ -32,12 +32,13 @@ func TestMaintenanceCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "evacuate removes both kinds of rows in one transaction", build: buildEvacuate,
+			name: "evacuate drops both kinds of rows from what holds them, in one transaction", build: buildEvacuate,
 			env: map[string]string{"OVN_NB_DB": "ssl:127.0.0.1:30641", "SYSTEM_ID": "id-2"},
 			check: func(t *testing.T, _ Container, cmd Command) {
 				script := strings.Join(cmd.Args, " ")
 				for _, want := range []string{"find Gateway_Chassis chassis_name='id-2'", "find HA_Chassis chassis_name='id-2'",
-					"--db=ssl:127.0.0.1:30641", "destroy Gateway_Chassis", "destroy HA_Chassis"} {
+					"--db=ssl:127.0.0.1:30641", "remove Logical_Router_Port $port gateway_chassis $row",
+					"remove HA_Chassis_Group $group ha_chassis $row"} {
 					if !strings.Contains(script, want) {
 						t.Errorf("script lacks %q:\n%s", want, script)
 					}
