@@ -33,8 +33,8 @@ const (
 // SetupWithManager wires the controller (spec §3.9): the chassis, its own
 // children, its central (status changes matter, so every event counts),
 // Nodes whose labels change, on the management cluster and on every
-// compute cluster, and the central's client Secret wherever it lives, so a
-// renewal reaches the copy at watch latency.
+// compute cluster, the central's client Secret wherever it lives, so a
+// renewal reaches the copy at watch latency, and the nodes' identities.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("ovnchassis-controller")
@@ -132,9 +132,15 @@ func (r *Reconciler) chassisOn(ctx context.Context, cluster string) []reconcile.
 }
 
 // chassisOfSecret maps a central's certificate Secret on cluster to the
-// chassis of that central, when the central lives there.
+// chassis of that central, when the central lives there, and a node
+// identity cert-manager issued on the management cluster to its chassis,
+// so a new node's identity is delivered at watch latency rather than at
+// the next poll.
 func (r *Reconciler) chassisOfSecret(ctx context.Context, cluster string, s client.Object) []reconcile.Request {
 	l := s.GetLabels()
+	if cluster == "" && l[nameKey] == nameValue && l[componentLabel] == IdentityComponent && l[instanceKey] != "" {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: s.GetNamespace(), Name: l[instanceKey]}}}
+	}
 	if l[nameKey] != centralNameValue || l[instanceKey] == "" {
 		return nil
 	}
