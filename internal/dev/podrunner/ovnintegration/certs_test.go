@@ -20,6 +20,9 @@ type pki struct {
 	ca     []byte
 	server map[string][]byte
 	client map[string][]byte
+	// chassis is the chassis node's own identity, named by its system-id,
+	// as the Southbound's RBAC role wants it.
+	chassis map[string][]byte
 }
 
 // newPKI issues the certificates. Raft members dial each other with the
@@ -71,9 +74,10 @@ func newPKI(t *testing.T) pki {
 		}
 	}
 	return pki{
-		ca:     pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		server: issue(2, "ovn-server", x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth),
-		client: issue(3, "ovn-client", x509.ExtKeyUsageClientAuth),
+		ca:      pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		server:  issue(2, "ovn-server", x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth),
+		client:  issue(3, "ovn-client", x509.ExtKeyUsageClientAuth),
+		chassis: issue(4, chassisID, x509.ExtKeyUsageClientAuth),
 	}
 }
 

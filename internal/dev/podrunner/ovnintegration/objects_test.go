@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
@@ -56,6 +57,20 @@ func memberDNS(db string, i int) string {
 // dbAddresses is the contract's list of a database's members.
 func dbAddresses(db string, replicas int) string {
 	port, _ := dbPorts(db)
+	return memberAddresses(db, replicas, port)
+}
+
+// internalPort is the contract's listener without an RBAC role: the
+// Southbound has one, the Northbound none.
+func internalPort(db string) string {
+	if db == "sb" {
+		return "16642"
+	}
+	return ""
+}
+
+// memberAddresses lists the members of db at port.
+func memberAddresses(db string, replicas int, port int32) string {
 	var out []string
 	for i := range replicas {
 		out = append(out, "ssl:"+memberDNS(db, i)+":"+strconv.Itoa(int(port)))
@@ -111,6 +126,7 @@ func memberStatefulSet(db string, replicas int32, node string) *appsv1.StatefulS
 							plainEnv("OVN_PEER_SERVICE", name), plainEnv("OVN_REPLICAS", strconv.Itoa(int(replicas))),
 							plainEnv("OVN_ELECTION_TIMER_MS", "1000"), plainEnv("OVN_INACTIVITY_PROBE_MS", "60000"),
 							fieldEnv("POD_NAME", "metadata.name"), fieldEnv("POD_NAMESPACE", "metadata.namespace"),
+							plainEnv("OVN_DB_INTERNAL_PORT", internalPort(db)),
 						},
 						Ports: []corev1.ContainerPort{{Name: "ovsdb", ContainerPort: client}, {Name: "raft", ContainerPort: raft}},
 						VolumeMounts: []corev1.VolumeMount{
@@ -180,7 +196,7 @@ func northdDeployment(node string) *appsv1.Deployment {
 					NodeName: node, TerminationGracePeriodSeconds: &grace,
 					Containers: []corev1.Container{{
 						Name: "ovn-northd", Image: "ghcr.io/c5c3/ovn:26.03.2", Command: []string{"/bin/bash", "/scripts/ovn-northd.sh"},
-						Env: []corev1.EnvVar{plainEnv("OVN_NB_DB", dbAddresses("nb", 3)), plainEnv("OVN_SB_DB", dbAddresses("sb", 1)), plainEnv("OVN_NORTHD_THREADS", "1")},
+						Env: []corev1.EnvVar{plainEnv("OVN_NB_DB", dbAddresses("nb", 3)), plainEnv("OVN_SB_DB", memberAddresses("sb", 1, 16642)), plainEnv("OVN_NORTHD_THREADS", "1")},
 						VolumeMounts: []corev1.VolumeMount{
 							{Name: "tls", MountPath: "/etc/ovn/tls", ReadOnly: true},
 							{Name: "scripts", MountPath: "/scripts", ReadOnly: true},
@@ -253,5 +269,5 @@ func controllerDaemonSet(node, remote string) *appsv1.DaemonSet {
 		Env: []corev1.EnvVar{plainEnv("OVN_REMOTE", remote)}, VolumeMounts: mounts,
 	}
 	return chassisDaemonSet("ovn-controller", node, apply, []corev1.Container{ctl},
-		configMapVolume("nodes", chassis+"-nodes"), secretVolume("tls", central+"-client"))
+		configMapVolume("nodes", chassis+"-nodes"), hostPathVolume("tls", ovnv1alpha1.ChassisIdentityHostPath))
 }

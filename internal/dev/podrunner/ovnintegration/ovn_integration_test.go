@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/dev/podrunner"
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
@@ -36,6 +38,9 @@ func TestMain(m *testing.M) {
 const (
 	centralNode = "ovnit-central-1"
 	chassisNode = "ovnit-chassis-1"
+	// chassisID is the chassis node's system-id, the common name of its
+	// identity.
+	chassisID = "7f0c6a52-1b1e-4d0b-9a51-3e0e8d2f4c11"
 )
 
 // TestIntegrationOVN runs a central and a chassis by the contract through
@@ -63,7 +68,7 @@ func TestIntegrationOVN(t *testing.T) {
 
 	leaderOf := testMembers(ctx, t, c, r)
 	testNodePorts(ctx, t, c, r, cl)
-	testChassis(ctx, t, c, r, cl)
+	testChassis(ctx, t, c, r, cl, tls.chassis)
 	testMemberRestart(ctx, t, c, r, leaderOf)
 }
 
@@ -206,8 +211,19 @@ func testNodePorts(ctx context.Context, t *testing.T, c *testenv.Cluster, r *pod
 // testChassis runs the chassis's two DaemonSets on the chassis node, with
 // the southbound member's cluster IP as the remote, and waits for its
 // Chassis row.
-func testChassis(ctx context.Context, t *testing.T, c *testenv.Cluster, r *podrunner.Runner, cl []string) {
+func testChassis(ctx context.Context, t *testing.T, c *testenv.Cluster, r *podrunner.Runner, cl []string, identity map[string][]byte) {
 	t.Helper()
+	// What the chassis's identity Job installs: the node's own key, which
+	// the Southbound's role lets write only this chassis's rows.
+	dir := filepath.Join(r.NodeDir(chassisNode), "host", filepath.FromSlash(ovnv1alpha1.ChassisIdentityHostPath))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range identity {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	svc := &corev1.Service{}
 	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: central + "-sb-0"}, svc); err != nil {
 		t.Fatal(err)
@@ -215,7 +231,7 @@ func testChassis(ctx context.Context, t *testing.T, c *testenv.Cluster, r *podru
 	remote := "ssl:" + svc.Spec.ClusterIP + ":6642"
 	nodes := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: chassis + "-nodes", Namespace: ns},
-		Data: map[string]string{chassisNode: "SYSTEM_ID=7f0c6a52-1b1e-4d0b-9a51-3e0e8d2f4c11\nGATEWAY=true\n" +
+		Data: map[string]string{chassisNode: "SYSTEM_ID=" + chassisID + "\nGATEWAY=true\n" +
 			"BRIDGE_MAPPINGS=physnet1:br-ex\nENCAP_TYPE=geneve\nLEAVING=false\n"},
 	}
 	if err := c.Client.Create(ctx, nodes); err != nil {
