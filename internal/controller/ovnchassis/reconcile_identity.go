@@ -19,7 +19,7 @@ import (
 
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;patch;delete
 
-// reconcileIdentities gives every selected node an identity of its own: a
+// reconcileIdentities gives every node it renders an identity of its own: a
 // certificate whose common name is the node's system-id, issued by the
 // central's issuer on the management cluster and copied to the chassis's
 // cluster when it lives elsewhere (docs/design/ovn.md, "Each chassis
