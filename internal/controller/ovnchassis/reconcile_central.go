@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/targetcluster"
@@ -56,17 +55,10 @@ func (r *Reconciler) reconcileClientSecret(ctx context.Context, p *pass) (flow.O
 		c.Status.ClientSecretName = central.Status.ClientSecretName
 		return r.resolved(p)
 	}
-	source, err := r.Registry.ChildrenFor(central.TargetClusterName(), targetcluster.LocalChildren(r.Client))
-	if err != nil {
-		return flow.Continue, flow.Wait(ovnv1alpha1.CentralReadyCondition, anvilmeta.TargetClusterUnavailableReason, centralPoll, "%s", err.Error())
-	}
-	reader := r.APIReader
-	if source.Remote != nil {
-		reader = source.Remote.Reader
-	}
+	// A resolved central runs on the management cluster (DecideCentral).
 	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: central.Namespace, Name: central.Status.ClientSecretName}
-	if err := reader.Get(ctx, key, secret); err != nil {
+	if err := r.APIReader.Get(ctx, key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
 			return flow.Continue, flow.Wait(ovnv1alpha1.CentralReadyCondition, ovnv1alpha1.ClientSecretPendingReason, centralPoll,
 				"the central's client Secret %s does not exist yet", key.Name)

@@ -33,8 +33,8 @@ const (
 // SetupWithManager wires the controller (spec §3.9): the chassis, its own
 // children, its central (status changes matter, so every event counts),
 // Nodes whose labels change, on the management cluster and on every
-// compute cluster, the central's client Secret wherever it lives, so a
-// renewal reaches the copy at watch latency, and the nodes' identities.
+// compute cluster, the central's client Secret, so a new CA reaches the
+// published copy at watch latency, and the nodes' identities.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("ovnchassis-controller")
@@ -64,7 +64,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 			return labelsChanged(e.ObjectOld, e.ObjectNew)
 		}})).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, s client.Object) []reconcile.Request {
-			return r.chassisOfSecret(ctx, "", s)
+			return r.chassisOfSecret(ctx, s)
 		}))
 	if r.Registry != nil {
 		if err := r.remoteWatches(ctx, mgr, b); err != nil {
@@ -92,11 +92,7 @@ func (r *Reconciler) remoteWatches(ctx context.Context, mgr ctrl.Manager, b *bui
 	if err != nil {
 		return err
 	}
-	secrets, err := r.Registry.RemoteObjects(&corev1.Secret{}, nil, r.chassisOfSecret)
-	if err != nil {
-		return err
-	}
-	b.WatchesRawSource(nodes).WatchesRawSource(secrets).
+	b.WatchesRawSource(nodes).
 		WatchesRawSource(r.Registry.ClusterChanges(func() client.ObjectList { return &ovnv1alpha1.OVNChassisList{} }))
 	return nil
 }
@@ -131,14 +127,15 @@ func (r *Reconciler) chassisOn(ctx context.Context, cluster string) []reconcile.
 	return reqs
 }
 
-// chassisOfSecret maps a central's certificate Secret on cluster to the
-// chassis of that central, when the central lives there, and a node
-// identity cert-manager issued on the management cluster to its chassis,
-// so a new node's identity is delivered at watch latency rather than at
-// the next poll.
-func (r *Reconciler) chassisOfSecret(ctx context.Context, cluster string, s client.Object) []reconcile.Request {
+// chassisOfSecret maps a Secret of the management cluster to chassis: a
+// central's client Secret to the chassis of that central, and a node
+// identity cert-manager issued to its chassis, so a new node's identity is
+// delivered at watch latency rather than at the next poll. Compute
+// clusters hold no central a chassis uses, so their Secrets are not
+// watched beyond the chassis's own children.
+func (r *Reconciler) chassisOfSecret(ctx context.Context, s client.Object) []reconcile.Request {
 	l := s.GetLabels()
-	if cluster == "" && l[nameKey] == nameValue && l[componentLabel] == IdentityComponent && l[instanceKey] != "" {
+	if l[nameKey] == nameValue && l[componentLabel] == IdentityComponent && l[instanceKey] != "" {
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: s.GetNamespace(), Name: l[instanceKey]}}}
 	}
 	if l[nameKey] != centralNameValue || l[instanceKey] == "" {
@@ -146,7 +143,7 @@ func (r *Reconciler) chassisOfSecret(ctx context.Context, cluster string, s clie
 	}
 	central := &ovnv1alpha1.OVNCentral{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.GetNamespace(), Name: l[instanceKey]}, central); err != nil ||
-		central.TargetClusterName() != cluster || central.Status.ClientSecretName != s.GetName() {
+		central.TargetClusterName() != "" || central.Status.ClientSecretName != s.GetName() {
 		return nil
 	}
 	return r.chassisOfCentral(ctx, central)
