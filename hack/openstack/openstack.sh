@@ -51,7 +51,7 @@ TIMEOUT=${ANVIL_OPENSTACK_TIMEOUT:-180}
 # Ports: the environment wins; otherwise the ports this state directory was
 # last started with (ports.env); otherwise these defaults, chosen away from
 # the services' usual ports.
-PORT_VARS=(MARIADB EPMD RABBITMQ RABBITMQ_TLS RABBITMQ_DIST KEYSTONE KEYSTONE_TLS PLACEMENT NOVA_API NEUTRON IMAGE
+PORT_VARS=(MARIADB EPMD RABBITMQ RABBITMQ_TLS RABBITMQ_DIST RABBITMQ_MGMT KEYSTONE KEYSTONE_TLS PLACEMENT NOVA_API NEUTRON IMAGE
   OVN_NB OVN_SB OVN_NB_RAFT OVN_SB_RAFT)
 if [[ -f $STATE/ports.env ]]; then
   while IFS='=' read -r key value; do
@@ -65,6 +65,8 @@ EPMD_PORT=${ANVIL_OPENSTACK_EPMD_PORT:-14369}
 RABBITMQ_PORT=${ANVIL_OPENSTACK_RABBITMQ_PORT:-15682}
 RABBITMQ_TLS_PORT=${ANVIL_OPENSTACK_RABBITMQ_TLS_PORT:-15681}
 RABBITMQ_DIST_PORT=${ANVIL_OPENSTACK_RABBITMQ_DIST_PORT:-15683}
+# The management API's TLS listener, where Anvil manages per-cluster users.
+RABBITMQ_MGMT_PORT=${ANVIL_OPENSTACK_RABBITMQ_MGMT_PORT:-15684}
 KEYSTONE_PORT=${ANVIL_OPENSTACK_KEYSTONE_PORT:-15500}
 KEYSTONE_TLS_PORT=${ANVIL_OPENSTACK_KEYSTONE_TLS_PORT:-15501}
 PLACEMENT_PORT=${ANVIL_OPENSTACK_PLACEMENT_PORT:-18778}
@@ -525,7 +527,10 @@ write_rabbitmq_config() {
     chmod 0400 "$cookie"
   fi
   : >"$RABBITMQ_DIR/rabbitmq-env.conf"
-  echo "[]." >"$RABBITMQ_DIR/enabled_plugins"
+  # The management plugin serves the HTTP API a ControlPlane's
+  # brokerAdminSecretRef names; its statistics are off, which nothing here
+  # reads and which would cost CPU on every node event.
+  echo "[rabbitmq_management]." >"$RABBITMQ_DIR/enabled_plugins"
   write_file "$RABBITMQ_DIR/rabbitmq.conf" <<CONF
 # Written by hack/openstack/openstack.sh; regenerated on every start.
 listeners.tcp.1 = $HOST:$RABBITMQ_PORT
@@ -538,6 +543,13 @@ ssl_options.fail_if_no_peer_cert = false
 log.console = true
 log.console.level = info
 log.file = false
+management.ssl.port = $RABBITMQ_MGMT_PORT
+management.ssl.ip = $HOST
+management.ssl.cacertfile = $RABBITMQ_DIR/tls/ca.crt
+management.ssl.certfile = $RABBITMQ_DIR/tls/server.crt
+management.ssl.keyfile = $RABBITMQ_DIR/tls/server.key
+management.disable_stats = true
+management_agent.disable_metrics_collector = true
 CONF
 }
 
@@ -546,9 +558,9 @@ start_rabbitmq() {
   write_rabbitmq_config
   local -a envs
   mapfile -t envs < <(rabbitmq_env)
-  launch rabbitmq "$RABBITMQ_PORT" "$RABBITMQ_TLS_PORT" "$RABBITMQ_DIST_PORT" -- \
+  launch rabbitmq "$RABBITMQ_PORT" "$RABBITMQ_TLS_PORT" "$RABBITMQ_DIST_PORT" "$RABBITMQ_MGMT_PORT" -- \
     env "${envs[@]}" "$RABBITMQ_BIN/rabbitmq-server"
-  log "rabbitmq: started on $HOST:$RABBITMQ_PORT (plain) and $HOST:$RABBITMQ_TLS_PORT (TLS)"
+  log "rabbitmq: started on $HOST:$RABBITMQ_PORT (plain), $HOST:$RABBITMQ_TLS_PORT (TLS) and $HOST:$RABBITMQ_MGMT_PORT (management, TLS)"
 }
 
 finish_rabbitmq() {
@@ -581,8 +593,30 @@ finish_rabbitmq() {
       fail rabbitmq "granting user nova the vhost / failed"
     sha256sum <<<"$pw" | cut -c1-16 >"$marker"
   fi
+  finish_rabbitmq_admin
   echo "rabbit://nova:$pw@$HOST:$RABBITMQ_PORT/" | write_file "$STATE/transport_url"
   echo "rabbit://nova:$pw@$HOST:$RABBITMQ_TLS_PORT/" | write_file "$STATE/transport_url_tls"
+}
+
+# finish_rabbitmq_admin gives the management API an administrator,
+# anvil-admin, whose password is the secret rabbitmq-admin: what a
+# ControlPlane's brokerAdminSecretRef holds on the devstack and in tests.
+finish_rabbitmq_admin() {
+  wait_until rabbitmq "listening on $RABBITMQ_MGMT_PORT" port_open "$RABBITMQ_MGMT_PORT"
+  local pw users marker=$RABBITMQ_DIR/mnesia/.anvil-admin-user
+  pw=$(secret rabbitmq-admin)
+  marker_is "$marker" "$(sha256sum <<<"$pw" | cut -c1-16)" && return 0
+  users=$(rabbitmqctl list_users --silent 2>>"$LOGS/rabbitmq.log") || fail rabbitmq "listing users failed"
+  if grep -q '^anvil-admin[[:space:]]' <<<"$users"; then
+    printf '%s\n' "$pw" | rabbitmqctl change_password anvil-admin >>"$LOGS/rabbitmq.log" 2>&1 ||
+      fail rabbitmq "setting the password of user anvil-admin failed"
+  else
+    printf '%s\n' "$pw" | rabbitmqctl add_user anvil-admin >>"$LOGS/rabbitmq.log" 2>&1 ||
+      fail rabbitmq "creating user anvil-admin failed"
+  fi
+  rabbitmqctl set_user_tags anvil-admin administrator >>"$LOGS/rabbitmq.log" 2>&1 ||
+    fail rabbitmq "tagging user anvil-admin administrator failed"
+  sha256sum <<<"$pw" | cut -c1-16 >"$marker"
 }
 
 # cmd_bus_user add|delete NAME manages a broker user besides nova. The
@@ -1320,6 +1354,7 @@ ANVIL_OPENSTACK_RABBITMQ_TLS_PORT=$RABBITMQ_TLS_PORT
 ANVIL_OPENSTACK_RABBITMQ_CA=$STATE/rabbitmq/ca.crt
 ANVIL_OPENSTACK_TRANSPORT_URL_FILE=$STATE/transport_url
 ANVIL_OPENSTACK_TRANSPORT_URL_TLS_FILE=$STATE/transport_url_tls
+ANVIL_OPENSTACK_RABBITMQ_MANAGEMENT_URL=https://$HOST:$RABBITMQ_MGMT_PORT
 ANVIL_OPENSTACK_MARIADB_PORT=$MARIADB_PORT
 ANVIL_OPENSTACK_NOVA_CONF=$NOVA_CONF
 ANVIL_OPENSTACK_CLOUDS_YAML=$STATE/clouds.yaml
@@ -1500,7 +1535,7 @@ service_ports() {
   case $1 in
     mariadb) echo "$MARIADB_PORT" ;;
     epmd) echo "$EPMD_PORT" ;;
-    rabbitmq) echo "$RABBITMQ_PORT,$RABBITMQ_TLS_PORT/tls" ;;
+    rabbitmq) echo "$RABBITMQ_PORT,$RABBITMQ_TLS_PORT/tls,$RABBITMQ_MGMT_PORT/mgmt" ;;
     ovn-nb) echo "$OVN_NB_PORT/ssl,$OVN_NB_RAFT_PORT/raft" ;;
     ovn-sb) echo "$OVN_SB_PORT/ssl,$OVN_SB_RAFT_PORT/raft" ;;
     neutron-server)

@@ -191,6 +191,11 @@ func validateRemoteCompute(cp *c5c3v1alpha1.ControlPlane, remotePath *field.Path
 			"is required when services.nova.remoteCompute is set: a compute on another cluster reaches the broker across a cluster boundary and must verify it against this CA bundle"))
 	}
 
+	if rc := svc.Nova.RemoteCompute; rc.BrokerAdminSecretRef != nil && rc.Credentials != c5c3v1alpha1.PerClusterCredentials {
+		errs = append(errs, field.Forbidden(remotePath.Child("brokerAdminSecretRef"),
+			"is only used with credentials PerCluster: the broker users it creates are the compute clusters' own, and with Shared credentials every cluster logs in as the user of transportURLSecretRef"))
+	}
+
 	if ks := svc.Keystone; ks != nil {
 		public := services.Child("keystone", "publicEndpoint")
 		switch {

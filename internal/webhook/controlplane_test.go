@@ -119,6 +119,16 @@ func TestValidateControlPlane(t *testing.T) {
 		}, want: []expected{{"spec.services.keystone.adminCredentialsSecretRef", field.ErrorTypeRequired,
 			"is required when services.nova.remoteCompute.credentials is PerCluster: "}}},
 
+		{name: "per-cluster broker users", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
+			cp.Spec.Services.Nova.RemoteCompute.Credentials = c5c3v1alpha1.PerClusterCredentials
+			cp.Spec.Services.Keystone.AdminCredentialsSecretRef = &anvilmeta.LocalObjectReference{Name: "keystone-admin"}
+			cp.Spec.Services.Nova.RemoteCompute.BrokerAdminSecretRef = &anvilmeta.LocalObjectReference{Name: "broker-admin"}
+		}},
+		{name: "broker users without per-cluster credentials", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
+			cp.Spec.Services.Nova.RemoteCompute.BrokerAdminSecretRef = &anvilmeta.LocalObjectReference{Name: "broker-admin"}
+		}, want: []expected{{"spec.services.nova.remoteCompute.brokerAdminSecretRef", field.ErrorTypeForbidden,
+			"is only used with credentials PerCluster: "}}},
+
 		// Rule 1: the bus.
 		{name: "nova without messaging", mutate: func(cp *c5c3v1alpha1.ControlPlane) {
 			withoutRemoteCompute(cp)

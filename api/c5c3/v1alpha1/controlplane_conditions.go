@@ -66,6 +66,13 @@ const (
 // one. The note names the Secret, never a value.
 const GeneratedSecretReplacedEvent = "GeneratedSecretReplaced"
 
+// BrokerUserAbandonedEvent is the Warning event recorded when a compute
+// cluster's broker user is to be deleted but the admin Secret it was created
+// through is gone: Anvil can no longer reach the broker as its
+// administrator, forgets the user and names it, so that the broker's
+// administrator deletes it.
+const BrokerUserAbandonedEvent = "BrokerUserAbandoned"
+
 // Reasons of NovaReady.
 const (
 	// NovaMetadataAgentSecretErrorReason: the copy of the metadata shared
@@ -125,6 +132,15 @@ const (
 	// cluster's own Keystone user could not be created, given its roles,
 	// or deleted. The message names the cluster.
 	ComputeCredentialsErrorReason = "ComputeCredentialsError"
+	// WaitingForBrokerAdminReason: remoteCompute.brokerAdminSecretRef
+	// names a Secret that does not exist, lacks url, username or password,
+	// or whose url is not https://; the message names the Secret and the
+	// key.
+	WaitingForBrokerAdminReason = "WaitingForBrokerAdmin"
+	// BrokerUserErrorReason: a compute cluster's own broker user could not
+	// be created, given its rights or deleted, or a broker user of its
+	// name is not this ControlPlane's. The message names the cluster.
+	BrokerUserErrorReason = "BrokerUserError"
 	// KeystoneEndpointNotAllowedReason: a Keystone URL of
 	// services.keystone names a host that is not on the operator's
 	// --allowed-keystone-hosts, or uses plain http where the entry that

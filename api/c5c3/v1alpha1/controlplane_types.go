@@ -298,6 +298,18 @@ type RemoteComputeSpec struct {
 	// +kubebuilder:default=Shared
 	// +kubebuilder:validation:Enum=Shared;PerCluster
 	Credentials ComputeCredentials `json:"credentials,omitempty"`
+	// BrokerAdminSecretRef names a Secret, in the ControlPlane's
+	// namespace, with the broker's management API: url (https://, the API's
+	// base), username and password of a broker administrator, and
+	// optionally ca.crt to check the API's certificate against. With it,
+	// each compute cluster also gets a broker user of its own,
+	// nova-compute-<cluster>, with the password of its Keystone user and
+	// every right on the vhost of transportURLSecretRef, so that one
+	// cluster's bus access can be revoked alone. Without it every cluster
+	// logs in to the broker as the user of transportURLSecretRef. Only
+	// with credentials PerCluster.
+	// +optional
+	BrokerAdminSecretRef *anvilmeta.LocalObjectReference `json:"brokerAdminSecretRef,omitempty"`
 }
 
 // ComputeCredentials is whom compute clusters authenticate as.
@@ -341,6 +353,27 @@ type ControlPlaneStatus struct {
 	// +listType=map
 	// +listMapKey=name
 	GeneratedSecrets []GeneratedSecret `json:"generatedSecrets,omitempty"`
+
+	// BrokerUsers lists the compute clusters' own broker users this
+	// ControlPlane created (remoteCompute.brokerAdminSecretRef), each with
+	// the admin Secret it was created through: a user is deleted through
+	// that Secret when its cluster leaves, PerCluster is turned off, the
+	// reference changes or goes, or the ControlPlane is deleted.
+	// +optional
+	// +listType=map
+	// +listMapKey=cluster
+	BrokerUsers []BrokerUser `json:"brokerUsers,omitempty"`
+}
+
+// BrokerUser records one compute cluster's own broker user.
+type BrokerUser struct {
+	// Cluster is the compute cluster the user is for.
+	Cluster string `json:"cluster"`
+	// User is the broker user's name, nova-compute-<cluster>.
+	User string `json:"user"`
+	// AdminSecret names the broker admin Secret, in the ControlPlane's
+	// namespace, the user was created through.
+	AdminSecret string `json:"adminSecret"`
 }
 
 // GeneratedSecret records one value Anvil generated.

@@ -72,7 +72,7 @@ func (r *Reconciler) releaseFinalizer(ctx context.Context, p *pass) (flow.Outcom
 	if wantsAccounts(cp) && PerCluster(cp) && len(p.targets) > 0 {
 		return flow.Continue, nil
 	}
-	if r.hasHypervisorOperatorSecrets(ctx, cp) {
+	if r.hasHypervisorOperatorSecrets(ctx, cp) || len(cp.Status.BrokerUsers) > 0 {
 		return flow.Continue, nil
 	}
 	// Every per-cluster password Secret left stands for a user to delete.

@@ -87,7 +87,8 @@ func (r *Reconciler) accounts(ctx context.Context, p *pass) (openstack.Accounts,
 }
 
 // renderForCluster gives one cluster's mirror that cluster's own user and
-// password, issuing them when needed. live is the mirror the cluster holds,
+// password, issuing them when needed, and its own broker user when the
+// ControlPlane names the broker's admin Secret. live is the mirror the cluster holds,
 // or nil: Keystone is told a password only when the mirror lacks it.
 func (r *Reconciler) renderForCluster(ctx context.Context, p *pass, cluster string, mirror, live *corev1.Secret) error {
 	password, err := r.clusterPassword(ctx, p.cp, cluster)
@@ -112,6 +113,9 @@ func (r *Reconciler) renderForCluster(ctx context.Context, p *pass, cluster stri
 	}
 	data, err := RenderForCluster(mirror.Data, ComputeUserName(cluster), password)
 	if err != nil {
+		return err
+	}
+	if err := r.withBrokerUser(ctx, p, cluster, password, data, live); err != nil {
 		return err
 	}
 	mirror.Data = data
@@ -245,6 +249,9 @@ func (r *Reconciler) reconcileClusterCredentials(ctx context.Context, p *pass) (
 			return flow.Continue, err
 		}
 		p.cp.Status.GeneratedSecrets = ForgetGenerated(p.cp.Status.GeneratedSecrets, s.Name)
+	}
+	if err := r.pruneBrokerUsers(ctx, p, keep); err != nil {
+		return flow.Continue, err
 	}
 	if err := r.pruneClusterHypervisorOperators(ctx, p); err != nil {
 		return flow.Continue, err

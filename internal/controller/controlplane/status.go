@@ -28,6 +28,7 @@ var errorReasons = map[string]bool{
 	c5c3v1alpha1.NovaErrorReason:                true,
 	c5c3v1alpha1.HypervisorOperatorErrorReason:  true,
 	c5c3v1alpha1.ComputeCredentialsErrorReason:  true,
+	c5c3v1alpha1.BrokerUserErrorReason:          true,
 }
 
 // transitionEvents returns the events of a NovaReady that changed: a

@@ -210,6 +210,7 @@ func notRoundTripped() map[string]string {
 		"spec.services.nova.metadataGateway.path":                    "admission allows only an empty path or /: the Nova publishes its metadata API at the hostname's root",
 		"spec.services.nova.metadataSharedSecretRef.key":             withParent,
 		"spec.services.nova.remoteCompute.credentials":               withParent + "; TestIntegrationPerClusterCredentials sets PerCluster",
+		"spec.services.nova.remoteCompute.brokerAdminSecretRef":      "acts on a real broker, with PerCluster and Keystone admin credentials the suite's ControlPlane leaves out; TestIntegrationPerClusterBrokerUsers unsets it and checks the users go and the mirror logs in as the shared user again",
 		"spec.services.nova.remoteCompute.transportURLSecretRef.key": withParent,
 	}
 	// The referenced services share theirs.

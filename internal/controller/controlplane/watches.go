@@ -40,8 +40,11 @@ func ReadSecretNames(cp *c5c3v1alpha1.ControlPlane) []string {
 		// carry, which a pass renders itself; the in-cluster contract is
 		// where the metadata agents' copy comes from.
 		names = append(names, n.ServiceUserSecretRef.Name, NovaName(cp)+novav1alpha1.ComputeConfigSuffix)
-		if n.RemoteCompute != nil {
-			names = append(names, n.RemoteCompute.TransportURLSecretRef.Name)
+		if rc := n.RemoteCompute; rc != nil {
+			names = append(names, rc.TransportURLSecretRef.Name)
+			if rc.BrokerAdminSecretRef != nil {
+				names = append(names, rc.BrokerAdminSecretRef.Name)
+			}
 		}
 		if n.MetadataSharedSecretRef != nil {
 			names = append(names, n.MetadataSharedSecretRef.Name)

@@ -20,21 +20,24 @@ import (
 // Well-known keys of endpoints.env. Values are addresses and file paths;
 // files named by a *_FILE key may hold secrets and are read on demand.
 const (
-	KeystoneURL         = "ANVIL_OPENSTACK_KEYSTONE_URL"
-	KeystonePublicURL   = "ANVIL_OPENSTACK_KEYSTONE_PUBLIC_URL"
-	KeystoneCA          = "ANVIL_OPENSTACK_KEYSTONE_CA"
-	PlacementURL        = "ANVIL_OPENSTACK_PLACEMENT_URL"
-	NovaURL             = "ANVIL_OPENSTACK_NOVA_URL"
-	NeutronURL          = "ANVIL_OPENSTACK_NEUTRON_URL"
-	ImageURL            = "ANVIL_OPENSTACK_IMAGE_URL"
-	ImageID             = "ANVIL_OPENSTACK_IMAGE_ID"
-	Region              = "ANVIL_OPENSTACK_REGION"
-	RabbitMQCA          = "ANVIL_OPENSTACK_RABBITMQ_CA"
-	TransportURLFile    = "ANVIL_OPENSTACK_TRANSPORT_URL_FILE"
-	TransportURLTLSFile = "ANVIL_OPENSTACK_TRANSPORT_URL_TLS_FILE"
-	MariaDBPort         = "ANVIL_OPENSTACK_MARIADB_PORT"
-	NovaConf            = "ANVIL_OPENSTACK_NOVA_CONF"
-	CloudsYAML          = "ANVIL_OPENSTACK_CLOUDS_YAML"
+	KeystoneURL       = "ANVIL_OPENSTACK_KEYSTONE_URL"
+	KeystonePublicURL = "ANVIL_OPENSTACK_KEYSTONE_PUBLIC_URL"
+	KeystoneCA        = "ANVIL_OPENSTACK_KEYSTONE_CA"
+	PlacementURL      = "ANVIL_OPENSTACK_PLACEMENT_URL"
+	NovaURL           = "ANVIL_OPENSTACK_NOVA_URL"
+	NeutronURL        = "ANVIL_OPENSTACK_NEUTRON_URL"
+	ImageURL          = "ANVIL_OPENSTACK_IMAGE_URL"
+	ImageID           = "ANVIL_OPENSTACK_IMAGE_ID"
+	Region            = "ANVIL_OPENSTACK_REGION"
+	RabbitMQCA        = "ANVIL_OPENSTACK_RABBITMQ_CA"
+	// RabbitMQManagementURL is the broker's management API, over TLS
+	// checked against RabbitMQCA.
+	RabbitMQManagementURL = "ANVIL_OPENSTACK_RABBITMQ_MANAGEMENT_URL"
+	TransportURLFile      = "ANVIL_OPENSTACK_TRANSPORT_URL_FILE"
+	TransportURLTLSFile   = "ANVIL_OPENSTACK_TRANSPORT_URL_TLS_FILE"
+	MariaDBPort           = "ANVIL_OPENSTACK_MARIADB_PORT"
+	NovaConf              = "ANVIL_OPENSTACK_NOVA_CONF"
+	CloudsYAML            = "ANVIL_OPENSTACK_CLOUDS_YAML"
 )
 
 // Cloud is what a running set's state directory says about it.
@@ -105,6 +108,27 @@ func (c *Cloud) ServicePassword(user string) (string, error) {
 		return "", fmt.Errorf("reading the %s service user's password file: %w", user, err)
 	}
 	return strings.TrimSpace(string(raw)), nil
+}
+
+// BrokerAdmin returns the data of a broker admin Secret for the set's
+// broker (brokeradmin's keys): its management API, its administrator
+// anvil-admin with that user's password, and the broker's CA.
+func (c *Cloud) BrokerAdmin() (map[string][]byte, error) {
+	pw, err := os.ReadFile(filepath.Join(c.Dir, "secrets", "rabbitmq-admin"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the broker administrator's password file: %w", err)
+	}
+	ca, err := os.ReadFile(c.Endpoints[RabbitMQCA])
+	if err != nil {
+		return nil, err
+	}
+	if c.Endpoints[RabbitMQManagementURL] == "" {
+		return nil, errors.New("endpoints.env names no management API; restart the set with this openstack.sh")
+	}
+	return map[string][]byte{
+		"url": []byte(c.Endpoints[RabbitMQManagementURL]), "username": []byte("anvil-admin"),
+		"password": []byte(strings.TrimSpace(string(pw))), "ca.crt": ca,
+	}, nil
 }
 
 // DatabasePassword returns the MariaDB password of a database user the set

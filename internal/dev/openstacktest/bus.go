@@ -55,17 +55,47 @@ func (cl *Cleanup) BusUser(local *localcloud.Cloud, name, password string) strin
 	return u.String()
 }
 
+// BrokerLogin tells whether the set's broker accepts user with password.
+// The password goes in on stdin, as in BusUser.
+func BrokerLogin(ctx context.Context, local *localcloud.Cloud, user, password string) bool {
+	return runRabbitmqctl(ctx, local, password+"\n", "authenticate_user", user) == nil
+}
+
+// BrokerUserExists tells whether the set's broker has the named user.
+func BrokerUserExists(ctx context.Context, local *localcloud.Cloud, user string) (bool, error) {
+	out, err := rabbitmqctlOutput(ctx, local, "list_users", "--silent")
+	if err != nil {
+		return false, err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if name, _, _ := strings.Cut(line, "\t"); name == user {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // runRabbitmqctl runs rabbitmqctl against the set's node with stdin as its
 // input. Its error holds the tool's last output line, which names users
 // and vhosts but never echoes a password read from stdin.
 func runRabbitmqctl(ctx context.Context, local *localcloud.Cloud, stdin string, args ...string) error {
+	_, err := rabbitmqctlWith(ctx, local, stdin, args...)
+	return err
+}
+
+// rabbitmqctlOutput runs rabbitmqctl without input and returns its output.
+func rabbitmqctlOutput(ctx context.Context, local *localcloud.Cloud, args ...string) (string, error) {
+	return rabbitmqctlWith(ctx, local, "", args...)
+}
+
+func rabbitmqctlWith(ctx context.Context, local *localcloud.Cloud, stdin string, args ...string) (string, error) {
 	ports, err := readPorts(local.Dir)
 	if err != nil {
-		return err
+		return "", err
 	}
 	epmd, ok := ports[epmdPortKey]
 	if !ok {
-		return errors.New("ports.env has no " + epmdPortKey)
+		return "", errors.New("ports.env has no " + epmdPortKey)
 	}
 	cmd := exec.CommandContext(ctx, rabbitmqctl, append([]string{"-n", rabbitNode}, args...)...)
 	cmd.Env = []string{
@@ -79,9 +109,9 @@ func runRabbitmqctl(ctx context.Context, local *localcloud.Cloud, stdin string, 
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("rabbitmqctl %s: %w: %s", args[0], err, tail(out.String(), 1))
+		return "", fmt.Errorf("rabbitmqctl %s: %w: %s", args[0], err, tail(out.String(), 1))
 	}
-	return nil
+	return out.String(), nil
 }
 
 // readPorts reads the KEY=value lines of the ports.env the set's script
