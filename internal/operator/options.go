@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -106,6 +107,11 @@ type Options struct {
 	// namespaces key, with a cluster-wide cache of that compute cluster.
 	// Off, they are refused; see targetcluster.CheckRegistrationScope.
 	AllowClusterWideRegistrations bool
+	// ManagementClusterID names this management cluster on what it writes
+	// to compute clusters (targetcluster.ManagementClusterLabel). Empty
+	// means the UID of its kube-system Namespace, which is unique per
+	// cluster and needs no configuration; see ResolveManagementCluster.
+	ManagementClusterID string
 }
 
 // BindFlags registers the options on a flag set with their defaults.
@@ -133,6 +139,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"How often the readiness of each compute cluster's apiserver is checked.")
 	fs.BoolVar(&o.AllowClusterWideRegistrations, "allow-cluster-wide-registrations", false,
 		"Engage registration Secrets that name no namespaces, caching every Secret and Node of their compute cluster; off, they are refused.")
+	fs.StringVar(&o.ManagementClusterID, "management-cluster-id", "",
+		"Identity of this management cluster, written on every object it places on a compute cluster so that another management cluster's Anvil never takes it (default: the UID of this cluster's kube-system Namespace). At most 63 characters of a label value.")
 	fs.DurationVar(&o.PoolResync, "pool-resync-interval", novacompute.DefaultResync,
 		"How often a settled NovaCompute pool polls Nova, which cannot be watched.")
 	fs.Func("watch-namespaces",
@@ -191,6 +199,11 @@ func (o *Options) Validate() error {
 	}
 	if o.PoolResync < 0 {
 		errs = append(errs, errors.New("--pool-resync-interval must not be negative"))
+	}
+	if o.ManagementClusterID != "" {
+		if msgs := validation.IsValidLabelValue(o.ManagementClusterID); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--management-cluster-id %q is not a valid label value: %s", o.ManagementClusterID, msgs[0]))
+		}
 	}
 	if o.HealthProbeBindAddress == "" {
 		errs = append(errs, errors.New("--health-probe-bind-address must not be empty"))
@@ -327,6 +340,11 @@ func NewManager(cfg *rest.Config, o *Options) (ctrl.Manager, error) {
 // Setup adds the registry of compute clusters, every controller and, when
 // enabled, the admission webhooks to mgr. It returns the registry.
 func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Registry, error) {
+	id, err := ResolveManagementCluster(ctx, mgr.GetAPIReader(), o.ManagementClusterID)
+	if err != nil {
+		return nil, err
+	}
+	targetcluster.SetManagementCluster(id)
 	reg := targetcluster.New(mgr, targetcluster.Options{Namespace: o.ClustersNamespace, ProbeInterval: o.ClusterProbeInterval,
 		AllowClusterWide: o.AllowClusterWideRegistrations})
 	if err := reg.SetupWithManager(mgr); err != nil {
@@ -385,4 +403,18 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 func secureTLS(c *tls.Config) {
 	c.MinVersion = tls.VersionTLS12
 	c.NextProtos = []string{"http/1.1"}
+}
+
+// ResolveManagementCluster returns the management cluster's identity: the
+// one given, or else the UID of the cluster's kube-system Namespace, which
+// Kubernetes creates with the cluster and never changes.
+func ResolveManagementCluster(ctx context.Context, r client.Reader, given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	ns := &corev1.Namespace{}
+	if err := r.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, ns); err != nil {
+		return "", fmt.Errorf("reading the kube-system Namespace for the management cluster's identity (or set --management-cluster-id): %w", err)
+	}
+	return string(ns.UID), nil
 }

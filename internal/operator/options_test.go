@@ -56,6 +56,8 @@ func TestValidate(t *testing.T) {
 		{name: "every namespace, asked for", mutate: func(o *Options) { o.WatchNamespaces, o.AllNamespaces = nil, true }},
 		{name: "every namespace beside names", mutate: func(o *Options) { o.AllNamespaces = true }, wantErr: "'*' stands alone"},
 		{name: "a star among names", mutate: func(o *Options) { o.WatchNamespaces = []string{"openstack", "*"} }, wantErr: "'*' stands alone"},
+		{name: "management cluster named", mutate: func(o *Options) { o.ManagementClusterID = "prod-eu-1" }},
+		{name: "management cluster not a label value", mutate: func(o *Options) { o.ManagementClusterID = "prod/eu" }, wantErr: "--management-cluster-id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package targetcluster
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +21,31 @@ const (
 	OwnerNameLabel      = "openstack.c5c3.io/owner-name"
 	OwnerNamespaceLabel = "openstack.c5c3.io/owner-namespace"
 )
+
+// ManagementClusterLabel names the management cluster whose Anvil wrote a
+// remote child. Two management clusters (say staging and production) may
+// register the same compute-cluster namespace and hold owners of the same
+// kind, namespace and name; the three owner labels alone would then make
+// each one's children the other's to overwrite and delete.
+const ManagementClusterLabel = "openstack.c5c3.io/management-cluster"
+
+// managementCluster is this operator's management-cluster identity, the
+// value of ManagementClusterLabel on what it writes; empty until
+// SetManagementCluster.
+var managementCluster atomic.Pointer[string]
+
+// SetManagementCluster records this operator's management-cluster
+// identity. The operator sets it once, before any controller starts.
+func SetManagementCluster(id string) { managementCluster.Store(&id) }
+
+// ManagementCluster returns the identity SetManagementCluster recorded, or
+// "" when none was.
+func ManagementCluster() string {
+	if id := managementCluster.Load(); id != nil {
+		return *id
+	}
+	return ""
+}
 
 // maxOwnerNameLength is the longest owner name a label value can hold.
 const maxOwnerNameLength = 63
@@ -62,10 +88,15 @@ func ownerKeyFromLabels(labels map[string]string, ownerKind, childNamespace stri
 }
 
 // Controls tells whether owner controls obj: obj carries a controller
-// reference to owner, or all three ownership labels name it.
+// reference to owner, or all three ownership labels name it; and obj names
+// no other management cluster. An object without ManagementClusterLabel
+// was written before the label existed, and is still its owner's.
 func Controls(owner, obj client.Object, scheme *runtime.Scheme) bool {
 	gvk, err := apiutil.GVKForObject(owner, scheme)
 	if err != nil {
+		return false
+	}
+	if id, ok := obj.GetLabels()[ManagementClusterLabel]; ok && id != ManagementCluster() {
 		return false
 	}
 	if ref := metav1.GetControllerOf(obj); ref != nil && refersTo(*ref, gvk, owner.GetName()) {
@@ -106,6 +137,9 @@ func ClaimRemote(owner, obj, live client.Object, scheme *runtime.Scheme) error {
 	}
 	for k, v := range labels {
 		merged[k] = v
+	}
+	if id := ManagementCluster(); id != "" {
+		merged[ManagementClusterLabel] = id
 	}
 	obj.SetLabels(merged)
 	gvk, _ := apiutil.GVKForObject(owner, scheme)

@@ -63,7 +63,14 @@ func TestControls(t *testing.T) {
 		{name: "other owner namespace", obj: metav1.ObjectMeta{Labels: with(labels, func(l map[string]string) { l[OwnerNamespaceLabel] = "ovn" })}, want: false},
 		{name: "two of three labels", obj: metav1.ObjectMeta{Labels: with(labels, func(l map[string]string) { delete(l, OwnerNamespaceLabel) })}, want: false},
 		{name: "controller reference to another name", obj: metav1.ObjectMeta{OwnerReferences: ref("OVNChassis", "c2")}, want: false},
+		{name: "this management cluster", obj: metav1.ObjectMeta{Labels: with(labels, func(l map[string]string) { l[ManagementClusterLabel] = "mgmt-a" })}, want: true},
+		{name: "another management cluster, same owner names", obj: metav1.ObjectMeta{Labels: with(labels, func(l map[string]string) { l[ManagementClusterLabel] = "mgmt-b" })}, want: false},
+		{name: "another management cluster, empty identity", obj: metav1.ObjectMeta{Labels: with(labels, func(l map[string]string) { l[ManagementClusterLabel] = "" })}, want: false},
+		{name: "written before the identity label", obj: metav1.ObjectMeta{Labels: labels}, want: true},
+		{name: "another management cluster's controller reference", obj: metav1.ObjectMeta{OwnerReferences: ref("OVNChassis", "c1"), Labels: map[string]string{ManagementClusterLabel: "mgmt-b"}}, want: false},
 	}
+	SetManagementCluster("mgmt-a")
+	t.Cleanup(func() { SetManagementCluster("") })
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obj := &corev1.ConfigMap{ObjectMeta: tt.obj}
@@ -93,6 +100,20 @@ func TestClaimRemote(t *testing.T) {
 	}
 	if len(desired.OwnerReferences) != 1 || desired.OwnerReferences[0].Name != "unrelated" {
 		t.Errorf("the stale controller reference was not dropped: %v", desired.OwnerReferences)
+	}
+	if _, ok := desired.Labels[ManagementClusterLabel]; ok {
+		t.Errorf("an operator without an identity wrote one: %v", desired.Labels)
+	}
+	SetManagementCluster("mgmt-a")
+	t.Cleanup(func() { SetManagementCluster("") })
+	if err := ClaimRemote(owner, desired, nil, s); err != nil || desired.Labels[ManagementClusterLabel] != "mgmt-a" {
+		t.Errorf("the identity label was not set: %v, %v", desired.Labels, err)
+	}
+	other := desired.DeepCopy()
+	other.Labels[ManagementClusterLabel] = "mgmt-b"
+	var otherErr *NotOwnedError
+	if err := ClaimRemote(owner, desired.DeepCopy(), other, s); !errors.As(err, &otherErr) {
+		t.Errorf("claiming another management cluster's child: err = %v, want NotOwnedError", err)
 	}
 
 	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "openstack"}}

@@ -280,6 +280,7 @@ func TestOperatorChartSchemaRejectsBadValues(t *testing.T) {
 		{"keystone entry with https://", []string{"--set", "allowedKeystoneHosts={https://keystone.example}"}, "at '/allowedKeystoneHosts/0'"},
 		{"keystone entry with a path", []string{"--set", "allowedKeystoneHosts={http://keystone.example/v3}"}, "at '/allowedKeystoneHosts/0'"},
 		{"clusters namespace is watched", []string{"--set", "clustersNamespace=openstack"}, `values.clustersNamespace "openstack" is also in values.watchNamespaces`},
+		{"management cluster id not a label value", []string{"--set", "managementClusterID=prod/eu"}, "at '/managementClusterID'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -346,6 +347,13 @@ func TestOperatorChartDeploymentIsRestricted(t *testing.T) {
 		if !slices.Contains(c.Args, want) {
 			t.Errorf("args %v lack %s", c.Args, want)
 		}
+	}
+	if slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--management-cluster-id") }) {
+		t.Error("the default values set --management-cluster-id; the operator's own default is the kube-system UID")
+	}
+	named := renderOperator(t, "--set", "managementClusterID=prod-eu-1")
+	if args := convert[appsv1.Deployment](t, named.get(t, "Deployment", operatorNamespace, "anvil-operator")).Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--management-cluster-id=prod-eu-1") {
+		t.Errorf("managementClusterID is not passed on: %v", args)
 	}
 	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {
 		if p == nil || p.HTTPGet == nil || p.HTTPGet.Port.String() != "health" {
