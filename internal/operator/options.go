@@ -112,6 +112,9 @@ type Options struct {
 	// means the UID of its kube-system Namespace, which is unique per
 	// cluster and needs no configuration; see ResolveManagementCluster.
 	ManagementClusterID string
+	// RequireImageDigests refuses a privileged image selected by tag
+	// alone, the defaults included; see workloadpolicy.Policy.
+	RequireImageDigests bool
 }
 
 // BindFlags registers the options on a flag set with their defaults.
@@ -141,6 +144,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Engage registration Secrets that name no namespaces, caching every Secret and Node of their compute cluster; off, they are refused.")
 	fs.StringVar(&o.ManagementClusterID, "management-cluster-id", "",
 		"Identity of this management cluster, written on every object it places on a compute cluster so that another management cluster's Anvil never takes it (default: the UID of this cluster's kube-system Namespace). At most 63 characters of a label value.")
+	fs.BoolVar(&o.RequireImageDigests, "require-image-digests", false,
+		"Refuse a NovaCompute, OVNChassis or NeutronMetadataAgent whose image is selected by tag alone, default images included; each must then set spec.image with a digest.")
 	fs.DurationVar(&o.PoolResync, "pool-resync-interval", novacompute.DefaultResync,
 		"How often a settled NovaCompute pool polls Nova, which cannot be watched.")
 	fs.Func("watch-namespaces",
@@ -177,7 +182,7 @@ func splitList(v string) []string {
 // WorkloadPolicy is what pools, chassis and metadata agents may run, for
 // the webhooks and the controllers alike.
 func (o *Options) WorkloadPolicy() workloadpolicy.Policy {
-	return workloadpolicy.Policy{ImageRepositories: o.AllowedImageRepositories}
+	return workloadpolicy.Policy{ImageRepositories: o.AllowedImageRepositories, RequireDigests: o.RequireImageDigests}
 }
 
 // Validate reports settings that cannot work, naming the flag.

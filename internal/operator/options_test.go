@@ -210,3 +210,30 @@ func TestWebhookCertFlags(t *testing.T) {
 		})
 	}
 }
+
+// The workload policy the webhooks and the controllers share carries the
+// image flags; digests are required only when asked for.
+func TestWorkloadPolicyFlags(t *testing.T) {
+	tests := []struct {
+		args    []string
+		digests bool
+		id      string
+	}{
+		{args: nil},
+		{args: []string{"--require-image-digests"}, digests: true},
+		{args: []string{"--require-image-digests=false", "--management-cluster-id=prod-eu-1"}, id: "prod-eu-1"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			o := Options{}
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			o.BindFlags(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			if got := o.WorkloadPolicy().RequireDigests; got != tt.digests || o.ManagementClusterID != tt.id {
+				t.Errorf("RequireDigests %v, management cluster %q; want %v, %q", got, o.ManagementClusterID, tt.digests, tt.id)
+			}
+		})
+	}
+}

@@ -31,7 +31,7 @@ func (p Policy) CheckNeutronMetadataAgent(a *neutronv1alpha1.NeutronMetadataAgen
 func NovaComputeWorkload(pool *novav1alpha1.NovaCompute) Workload {
 	img := Image{Path: spec.Child("image"), Repository: novav1alpha1.DefaultComputeImageRepository}
 	if pool.Spec.Image != nil {
-		img = Image{Path: spec.Child("image", "repository"), Repository: pool.Spec.Image.Repository}
+		img = specImage(pool.Spec.Image.Repository, pool.Spec.Image.Digest)
 	}
 	return Workload{
 		Kind:            "a pool",
@@ -48,7 +48,7 @@ func NovaComputeWorkload(pool *novav1alpha1.NovaCompute) Workload {
 func OVNChassisWorkload(ch *ovnv1alpha1.OVNChassis) Workload {
 	img := Image{Path: spec.Child("image"), Repository: ovnv1alpha1.DefaultImageRepository}
 	if ch.Spec.Image != nil {
-		img = Image{Path: spec.Child("image", "repository"), Repository: ch.Spec.Image.Repository}
+		img = specImage(ch.Spec.Image.Repository, ch.Spec.Image.Digest)
 	}
 	selectors := []NodeSelector{{Path: spec.Child("nodeSelector"), Labels: ch.Spec.NodeSelector}}
 	if gw := ch.Spec.Gateway; gw != nil {
@@ -69,6 +69,11 @@ func OVNChassisWorkload(ch *ovnv1alpha1.OVNChassis) Workload {
 func NeutronMetadataAgentWorkload(a *neutronv1alpha1.NeutronMetadataAgent) Workload {
 	return Workload{
 		Kind:   "a metadata agent",
-		Images: []Image{{Path: spec.Child("image", "repository"), Repository: a.Spec.Image.Repository}},
+		Images: []Image{specImage(a.Spec.Image.Repository, a.Spec.Image.Digest)},
 	}
+}
+
+// specImage is an image the object's spec.image sets.
+func specImage(repository, digest string) Image {
+	return Image{Path: spec.Child("image", "repository"), Repository: repository, Digest: digest, DigestPath: spec.Child("image", "digest")}
 }

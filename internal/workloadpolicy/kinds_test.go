@@ -41,6 +41,8 @@ func TestCheckEveryPrivilegedKind(t *testing.T) {
 		return p
 	}
 	var p Policy
+	pinned := Policy{RequireDigests: true}
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	tests := []struct {
 		name string
 		got  []string
@@ -65,6 +67,19 @@ func TestCheckEveryPrivilegedKind(t *testing.T) {
 		{"a hypervisor label is no control-plane label", fields(p.CheckNovaCompute(pool(func(p *novav1alpha1.NovaCompute) {
 			p.Spec.NodeSelector = map[string]string{"node-role.kubernetes.io/compute": ""}
 		}))), nil},
+		// --require-image-digests: a tag, the defaults included, is refused.
+		{"digests required: chassis with the default image", fields(pinned.CheckOVNChassis(chassis(nil))), []string{"spec.image"}},
+		{"digests required: pool with the default image", fields(pinned.CheckNovaCompute(pool(nil))), []string{"spec.image"}},
+		{"digests required: agent by tag", fields(pinned.CheckNeutronMetadataAgent(agent("ghcr.io/c5c3/neutron"))), []string{"spec.image.digest"}},
+		{"digests required: chassis by digest", fields(pinned.CheckOVNChassis(chassis(func(c *ovnv1alpha1.OVNChassis) {
+			c.Spec.Image = &anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/ovn", Digest: digest}
+		}))), nil},
+		{"digests required: pool by tag and digest", fields(pinned.CheckNovaCompute(pool(func(p *novav1alpha1.NovaCompute) {
+			p.Spec.Image = &anvilmeta.ImageSpec{Repository: "ghcr.io/c5c3/nova-compute", Tag: "2026.1", Digest: digest}
+		}))), nil},
+		{"digests required: a foreign image by digest is still foreign", fields(pinned.CheckOVNChassis(chassis(func(c *ovnv1alpha1.OVNChassis) {
+			c.Spec.Image = &anvilmeta.ImageSpec{Repository: "registry.invalid/evil/ovn", Digest: digest}
+		}))), []string{"spec.image.repository"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -43,6 +43,10 @@ type Policy struct {
 	// admits every repository below it; any other entry admits exactly
 	// that repository. Empty means DefaultImageRepositories.
 	ImageRepositories []string
+	// RequireDigests refuses an image selected by tag alone, defaults
+	// included: a tag can be moved to other code after the image was
+	// reviewed, a digest cannot.
+	RequireDigests bool
 }
 
 // Workload is what one object of a privileged kind asks to run, with the
@@ -60,10 +64,14 @@ type Workload struct {
 }
 
 // Image is one image repository and the field it came from; for a
-// defaulted image the path is the unset field.
+// defaulted image the path is the unset field. Digest is the image's
+// digest, empty when it is selected by tag; DigestPath is its field, nil
+// for a defaulted image, whose tag Anvil chooses.
 type Image struct {
 	Path       *field.Path
 	Repository string
+	Digest     string
+	DigestPath *field.Path
 }
 
 // NodeSelector is one node selector and its field.
@@ -81,6 +89,9 @@ func (p Policy) Check(w Workload) field.ErrorList {
 				"repository %s is not allowed: this operator runs privileged workloads only from %s (its --allowed-image-repositories), since %s runs privileged on every node it selects",
 				img.Repository, strings.Join(p.repositories(), ", "), w.Kind)))
 		}
+		if err := p.checkDigest(img, w.Kind); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	for i := range w.Tolerations {
 		if err := checkToleration(w.TolerationsPath.Index(i), w.Kind, &w.Tolerations[i]); err != nil {
@@ -91,6 +102,21 @@ func (p Policy) Check(w Workload) field.ErrorList {
 		errs = append(errs, checkNodeSelector(sel, w.Kind)...)
 	}
 	return errs
+}
+
+// checkDigest refuses an image without a digest when digests are
+// required. A defaulted image is named by its unset field, since the fix
+// is to set it, with a digest.
+func (p Policy) checkDigest(img Image, kind string) *field.Error {
+	if !p.RequireDigests || img.Digest != "" {
+		return nil
+	}
+	if img.DigestPath == nil {
+		return field.Required(img.Path, fmt.Sprintf(
+			"must be set with a digest: this operator runs with --require-image-digests, and the default image of %s is selected by tag", kind))
+	}
+	return field.Required(img.DigestPath, fmt.Sprintf(
+		"is required: this operator runs with --require-image-digests, since %s runs privileged and a tag can be moved to other code after review", kind))
 }
 
 // checkToleration refuses a toleration that lets the workload onto nodes

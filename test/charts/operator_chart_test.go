@@ -351,9 +351,13 @@ func TestOperatorChartDeploymentIsRestricted(t *testing.T) {
 	if slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--management-cluster-id") }) {
 		t.Error("the default values set --management-cluster-id; the operator's own default is the kube-system UID")
 	}
-	named := renderOperator(t, "--set", "managementClusterID=prod-eu-1")
-	if args := convert[appsv1.Deployment](t, named.get(t, "Deployment", operatorNamespace, "anvil-operator")).Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--management-cluster-id=prod-eu-1") {
-		t.Errorf("managementClusterID is not passed on: %v", args)
+	if slices.Contains(c.Args, "--require-image-digests") {
+		t.Error("the default values require image digests, which the default images lack")
+	}
+	named := renderOperator(t, "--set", "managementClusterID=prod-eu-1", "--set", "requireImageDigests=true")
+	args := convert[appsv1.Deployment](t, named.get(t, "Deployment", operatorNamespace, "anvil-operator")).Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(args, "--management-cluster-id=prod-eu-1") || !slices.Contains(args, "--require-image-digests") {
+		t.Errorf("managementClusterID or requireImageDigests is not passed on: %v", args)
 	}
 	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {
 		if p == nil || p.HTTPGet == nil || p.HTTPGet.Port.String() != "health" {
