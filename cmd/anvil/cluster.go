@@ -37,6 +37,15 @@ of --context and the token embedded, and writes it as the registration Secret
 <clusters-namespace>/<name> on the management cluster. An existing
 registration Secret is updated; any other Secret of that name is left alone.
 
+Before it asks for a token, register reads each namespace of --namespaces on
+the compute cluster and refuses when one lacks the Pod Security enforce label
+the chart sets on the namespaces it creates: baseline or restricted, or
+privileged where the chart's account may manage DaemonSets. The chart cannot
+label namespaces it did not create (createNamespaces=false), and an
+unlabelled namespace would let the registration's token run privileged pods.
+The error names each namespace and the kubectl label command that fixes it;
+--allow-unlabelled-namespaces registers anyway and prints a warning for each.
+
 The token is bound to the ServiceAccount and expires after --token-expiration
 (30 days unless set): uninstalling the chart ends it, and a copy that leaks
 stops working on its own. Run register again with --refresh before it
@@ -88,6 +97,7 @@ kubeconfig.`,
 	fl.DurationVar(&f.opts.Timeout, "timeout", clusterreg.DefaultTimeout, "How long to wait for the ServiceAccount to exist.")
 	fl.DurationVar(&f.opts.TokenExpiration, "token-expiration", clusterreg.DefaultTokenExpiration, "How long the registration's token works, from 10m to 8760h; the apiserver may shorten it.")
 	fl.BoolVar(&f.opts.Refresh, "refresh", false, "Renew the token of an existing registration, keeping its namespaces unless --namespaces is given.")
+	fl.BoolVar(&f.opts.AllowUnlabelledNamespaces, "allow-unlabelled-namespaces", false, "Register even when a namespace lacks the Pod Security enforce level the access chart sets (baseline or restricted; privileged where the chart grants DaemonSets), printing a warning for each instead of refusing.")
 	_ = cmd.MarkFlagRequired("context")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd

@@ -203,3 +203,125 @@ func engage(ctx context.Context, t *testing.T, e *testenv.Environment, name stri
 	}
 	return remote
 }
+
+// installAccessChart renders the access chart as release into its own
+// namespace on compute-a and applies it, as `helm install` would.
+func installAccessChart(ctx context.Context, t *testing.T, e *testenv.Environment, release string, values ...string) {
+	t.Helper()
+	compute := e.ComputeCluster("compute-a")
+	objs, err := testenv.RenderChart("charts/target-cluster-access", release, release, values...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := compute.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: release}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := compute.Apply(ctx, objs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setEnforce sets, or with level "" removes, a namespace's Pod Security
+// enforce label on compute-a, as `kubectl label` would.
+func setEnforce(ctx context.Context, t *testing.T, e *testenv.Environment, namespace, level string) {
+	t.Helper()
+	c := e.ComputeCluster("compute-a").Client
+	ns := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(ns.DeepCopy())
+	if level == "" {
+		delete(ns.Labels, "pod-security.kubernetes.io/enforce")
+	} else {
+		ns.Labels["pod-security.kubernetes.io/enforce"] = level
+	}
+	if err := c.Patch(ctx, ns, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// register refuses namespaces that lack the Pod Security level the access
+// chart would have set, judged by what the chart's account may really do
+// there, writes nothing when it refuses, and registers with a warning when
+// told to.
+func TestIntegrationClusterRegisterChecksPodSecurityLabels(t *testing.T) {
+	e := testenv.Require(t, env)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	compute := e.ComputeCluster("compute-a")
+
+	// Namespaces that exist before the chart: it neither creates nor
+	// labels them. team-y was labelled privileged by hand.
+	for _, ns := range []*corev1.Namespace{
+		{ObjectMeta: metav1.ObjectMeta{Name: "team-x"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "team-y", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}},
+	} {
+		if err := compute.Client.Create(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	installAccessChart(ctx, t, e, "team-access", "--set", "namespaces={team-x,team-y}", "--set", "createNamespaces=false")
+	kc := adminKubeconfig(t, e)
+	register := func(args ...string) (string, error) {
+		return runAnvil(t, append([]string{"cluster", "register", "--kubeconfig", kc, "--context", "compute-a",
+			"--management-context", "mgmt", "--name", "team-edge", "--namespaces", "team-x,team-y",
+			"--access-namespace", "team-access"}, args...)...)
+	}
+	registered := func() bool {
+		t.Helper()
+		err := e.Management.Client.Get(ctx, client.ObjectKey{Namespace: e.ClustersNamespace, Name: "team-edge"}, &corev1.Secret{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+
+	out, err := register()
+	if err == nil {
+		t.Fatalf("register accepted unlabelled namespaces: %s", out)
+	}
+	for _, want := range []string{
+		"namespace team-x has no pod-security.kubernetes.io/enforce label",
+		"kubectl label --overwrite namespace team-x pod-security.kubernetes.io/enforce=baseline",
+		"namespace team-y has pod-security.kubernetes.io/enforce=privileged",
+		"does not treat it as privileged",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+	if registered() {
+		t.Error("a refused registration wrote its Secret")
+	}
+
+	out, err = register("--allow-unlabelled-namespaces")
+	if err != nil || !strings.Contains(out, "warning: namespace team-x") || !strings.Contains(out, "warning: namespace team-y") ||
+		!strings.Contains(out, "team-edge created") {
+		t.Fatalf("register --allow-unlabelled-namespaces: %q, %v", out, err)
+	}
+
+	// Labelled as the error says, the namespaces pass without the override.
+	setEnforce(ctx, t, e, "team-x", "baseline")
+	setEnforce(ctx, t, e, "team-y", "restricted")
+	if out, err := register(); err != nil || strings.Contains(out, "warning") {
+		t.Fatalf("register after labelling: %q, %v", out, err)
+	}
+
+	// Where the chart grants DaemonSets, the namespace must keep the
+	// privileged level the chart gave it.
+	installAccessChart(ctx, t, e, "node-access", "--set", "namespaces={team-p}", "--set", "privilegedNamespaces={team-p}")
+	registerNodes := func() (string, error) {
+		return runAnvil(t, "cluster", "register", "--kubeconfig", kc, "--context", "compute-a", "--management-context", "mgmt",
+			"--name", "node-edge", "--namespaces", "team-p", "--access-namespace", "node-access")
+	}
+	if out, err := registerNodes(); err != nil {
+		t.Fatalf("registering the chart's privileged namespace: %q, %v", out, err)
+	}
+	setEnforce(ctx, t, e, "team-p", "")
+	if _, err := registerNodes(); err == nil ||
+		!strings.Contains(err.Error(), "namespace team-p is one of the access chart's privileged namespaces") ||
+		!strings.Contains(err.Error(), "kubectl label --overwrite namespace team-p pod-security.kubernetes.io/enforce=privileged") {
+		t.Errorf("registering a privileged namespace without its label: %v", err)
+	}
+}

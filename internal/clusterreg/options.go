@@ -47,6 +47,10 @@ type Options struct {
 	TokenExpiration time.Duration
 	// Refresh renews the token of an existing registration only.
 	Refresh bool
+	// AllowUnlabelledNamespaces registers even when a namespace of the
+	// registration lacks the Pod Security labels the access chart sets,
+	// printing a warning for each instead of refusing.
+	AllowUnlabelledNamespaces bool
 }
 
 // WithDefaults returns a copy of o in which every empty field except

@@ -69,9 +69,14 @@ const requestTimeout = 30 * time.Second
 // chart's ServiceAccount, which expires after opts.TokenExpiration, and its
 // Host, as a full URL, becomes the kubeconfig's server. With opts.Refresh
 // only an existing registration is renewed, keeping its namespaces unless
-// opts.Namespaces names others. mgmt writes to the management cluster. Empty optional
-// fields of opts take their defaults. Register prints one line to out saying
-// what it did (out may be nil); neither that line nor any error it returns
+// opts.Namespaces names others. Before any token is requested, every
+// namespace of the registration must carry the Pod Security enforce level
+// the access chart gives it (see checkPodSecurity); otherwise Register
+// returns an error wrapping ErrUnlabelledNamespace, unless
+// opts.AllowUnlabelledNamespaces turns the refusal into warnings on out.
+// mgmt writes to the management cluster. Empty optional fields of opts take
+// their defaults. Register prints one line to out saying what it did, after
+// any warnings (out may be nil); nothing it prints and no error it returns
 // contains Secret data.
 func Register(ctx context.Context, compute *rest.Config, mgmt client.Client, opts Options, out io.Writer) (*Result, error) {
 	opts = opts.WithDefaults()
@@ -104,6 +109,10 @@ func Register(ctx context.Context, compute *rest.Config, mgmt client.Client, opt
 		if namespaces, err = existingNamespaces(ctx, mgmt, opts, namespaces); err != nil {
 			return nil, err
 		}
+	}
+	// Checked before a token exists, so that a refusal leaves nothing behind.
+	if err := checkPodSecurity(ctx, cs, opts, namespaces, out); err != nil {
+		return nil, err
 	}
 	token, err := requestToken(ctx, cs.CoreV1(), opts)
 	if err != nil {
