@@ -140,6 +140,13 @@ const (
 	HostDiscoveryErrorReason = "HostDiscoveryError"
 	// ServicesDownReason: some services report down.
 	ServicesDownReason = "ServicesDown"
+	// ServiceNotAdoptedReason: Nova lists, for some nodes' host names, a
+	// service the pool did not adopt (status.nodes[].adoptedServiceID):
+	// one whose id differs from the adopted one, or, for a leaving node,
+	// one the pool never adopted because no pod of it was seen running
+	// on the node. The pool never disables or deletes such a
+	// service; a leaving node is let go with its service left as it is.
+	ServiceNotAdoptedReason = "ServiceNotAdopted"
 	// PodListErrorReason: listing the pool's pods failed.
 	PodListErrorReason = "PodListError"
 )
@@ -179,6 +186,11 @@ const (
 	ComputeServiceDisabledEvent = "ComputeServiceDisabled"
 	// ComputeServiceDeletedEvent: a released node's service was deleted.
 	ComputeServiceDeletedEvent = "ComputeServiceDeleted"
+	// ComputeServiceNotAdoptedEvent (Warning): a node left the pool and
+	// Nova lists, for its host name, a service the pool did not adopt;
+	// the pool let the node go and left that service as it is, neither
+	// disabled nor deleted.
+	ComputeServiceNotAdoptedEvent = "ComputeServiceNotAdopted"
 	// AggregateCreatedEvent: the pool created an aggregate.
 	AggregateCreatedEvent = "AggregateCreated"
 	// AggregateDeletedEvent: the pool deleted an empty, unneeded aggregate.

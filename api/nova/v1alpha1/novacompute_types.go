@@ -184,9 +184,20 @@ type NovaComputeNode struct {
 	// Zone is the node's topology.kubernetes.io/zone label.
 	// +optional
 	Zone string `json:"zone,omitempty"`
-	// ServiceID is the id of the node's nova-compute service.
+	// ServiceID is the id of the nova-compute service Nova lists for the
+	// node's host name, whoever runs it; compare AdoptedServiceID.
 	// +optional
 	ServiceID string `json:"serviceID,omitempty"`
+	// AdoptedServiceID is the id (a UUID) of the nova-compute service the
+	// pool adopted as its own on this node: the service it listed for the
+	// host while a pod of the pool ran on the node. It is recorded once
+	// and kept; it is cleared only when Nova lists no
+	// service for the host any more. The pool disables and deletes only
+	// this service: a service of the host name with another id, or any
+	// service while none is adopted, is left as it is (reason
+	// ServiceNotAdopted).
+	// +optional
+	AdoptedServiceID string `json:"adoptedServiceID,omitempty"`
 	// ServiceStatus is enabled or disabled.
 	// +optional
 	ServiceStatus string `json:"serviceStatus,omitempty"`

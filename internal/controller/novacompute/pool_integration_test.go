@@ -54,6 +54,7 @@ func TestIntegrationPool(t *testing.T) {
 	t.Run("failed builds reach status, the gauge and an event", func(t *testing.T) { testFailedBuilds(t, e) })
 	t.Run("a second pool on the same nodes gets Conflict", func(t *testing.T) { testConflict(t, e, compute) })
 	t.Run("a same-named node on another cluster gets Conflict", func(t *testing.T) { testCrossClusterConflict(t, e, nova) })
+	t.Run("a pool adopts only its own services; a brownfield one is left alone", func(t *testing.T) { testAdoption(t, e, nova) })
 	t.Run("traits reach Placement and the Hypervisors", func(t *testing.T) { testTraits(t, e, compute, nova) })
 	t.Run("a settled operator writes nothing", func(t *testing.T) { testSettledWritesNothing(t, e, compute, setupMarks) })
 	t.Run("rotation rolls RollingUpdate once and leaves OnDelete", func(t *testing.T) { testRotation(t, e, compute) })

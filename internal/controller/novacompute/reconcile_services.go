@@ -34,9 +34,9 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 	if err != nil {
 		return p.computeAPIError(novav1alpha1.ServicesReadyCondition, "listing the compute services", err)
 	}
-	run := &servicesRun{r: r, p: p, cloud: cloud, byHost: map[string]openstack.ComputeService{}, now: r.now()}
+	run := &servicesRun{r: r, p: p, cloud: cloud, byHost: map[string][]openstack.ComputeService{}, now: r.now()}
 	for _, s := range svcs {
-		run.byHost[s.Host] = s
+		run.byHost[s.Host] = append(run.byHost[s.Host], s)
 	}
 	// A copy: dropping an entry must not shift the loop.
 	entries := append([]novav1alpha1.NovaComputeNode(nil), p.pool.Status.Nodes...)
@@ -70,7 +70,7 @@ type servicesRun struct {
 	r      *Reconciler
 	p      *pass
 	cloud  Cloud
-	byHost map[string]openstack.ComputeService
+	byHost map[string][]openstack.ComputeService
 	now    time.Time
 	mapped map[string]bool // hosts among the hypervisors
 	pods   []corev1.Pod    // the pool's pods, listed on first need
@@ -90,7 +90,7 @@ func (x *servicesRun) node(ctx context.Context, e novav1alpha1.NovaComputeNode) 
 	}
 	cur := x.p.entry(e.Name)
 	obs := ServiceObs{Handover: x.p.decision.Handover[e.Name]}
-	if svc, ok := x.byHost[e.Name]; ok {
+	if svc, ok := ServiceOf(x.byHost[e.Name], e.AdoptedServiceID); ok {
 		if DisableObserved(e, svc, disabledReason(x.p.pool)) {
 			x.disabledEvent(e.Name, svc.DisabledReason)
 		}
@@ -169,9 +169,23 @@ func (x *servicesRun) disabledEvent(name, reason string) {
 		"Disabled the nova-compute service of %s: %s", name, reason)
 }
 
+// notAdoptedEvent says that the pool let a node go and left the service
+// of its host name as it is, because it is not the pool's own.
+func (x *servicesRun) notAdoptedEvent(e novav1alpha1.NovaComputeNode, id string) {
+	why := "the pool never adopted a service there"
+	if e.AdoptedServiceID != "" {
+		why = "the pool adopted service " + e.AdoptedServiceID + " there, not this one"
+	}
+	x.r.event(x.p.pool, nodeRef(e.Name), true, novav1alpha1.ComputeServiceNotAdoptedEvent, "Release",
+		"Let %s go without disabling or deleting the nova-compute service %s of its host name: %s", e.Name, id, why)
+}
+
 // settle writes a node's final decision into its entry.
 func (x *servicesRun) settle(e novav1alpha1.NovaComputeNode, cur *novav1alpha1.NovaComputeNode, obs ServiceObs, d ServiceDecision) {
 	if d.Action == ServiceDrop {
+		if d.Bucket == BucketNotAdopted {
+			x.notAdoptedEvent(e, obs.Service.ID)
+		}
 		x.p.dropEntry(e.Name)
 		return
 	}
@@ -179,6 +193,7 @@ func (x *servicesRun) settle(e novav1alpha1.NovaComputeNode, cur *novav1alpha1.N
 		// The service is gone: onboarding starts again with the next one.
 		cur.ServiceRegisteredAt = nil
 	}
+	cur.AdoptedServiceID = AdoptedAfter(e, obs, d)
 	if obs.Servers != nil {
 		cur.Instances = d.Instances
 	}

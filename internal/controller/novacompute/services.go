@@ -91,6 +91,9 @@ const (
 	BucketDraining
 	// BucketFailed is a node a call failed for; it is retried.
 	BucketFailed
+	// BucketNotAdopted is a node whose host name Nova lists a service for
+	// that the pool did not adopt, and so never disables or deletes.
+	BucketNotAdopted
 )
 
 // ServiceDecision is what DecideService makes of one node.
@@ -106,33 +109,54 @@ type ServiceDecision struct {
 	Instances *int32
 	// Failure describes the failed call of BucketFailed.
 	Failure string
+	// Adopt records the listed service as the pool's own in the entry
+	// (AdoptedServiceID).
+	Adopt bool
+	// Refusal describes the service of BucketNotAdopted.
+	Refusal string
 	// Requeue is the pass the node needs next; 0 asks for none.
 	Requeue time.Duration
 }
 
 // DecideService moves one node's entry on from what Nova reports. It is
 // pure, so every rule is table-tested; the executor calls it again after
-// each action that is not final. The rules:
+// each action that is not final. Nova names a service by host name only,
+// and a host name may be a service the pool never ran (a brownfield host,
+// another deployment's), so the pool acts on a service only once it has
+// adopted it: the service is "own" when its id is the entry's
+// AdoptedServiceID. The rules:
 //
 //  1. A call for the node that failed keeps its phase; it is reported
 //     and retried in 30 s, and the other nodes still move on.
 //  2. A Pending or Active node without a service is Pending and waits
-//     30 s for one.
-//  3. A Pending node with a service asks whether its host is mapped. A
+//     30 s for one; an adoption is forgotten with its service.
+//  3. A Pending or Active node with a service it has not adopted adopts
+//     it while a pod of the pool runs on the node: that pod's
+//     nova-compute registered the host's service or took it over, since
+//     Nova keeps one service per host name. How long the pod has run
+//     does not matter, so a pool that ran before adoption existed adopts
+//     its running nodes on its first pass. Without such a pod the node is
+//     looked at again in 30 s, so a pod that starts is not missed. A
+//     service whose id differs from the adopted one is never adopted
+//     over it and is reported (ServiceNotAdopted).
+//  4. A Pending node with a service asks whether its host is mapped. A
 //     mapped host is Active; an unmapped one stays Pending, has host
 //     discovery run and is looked at again in 10 s.
-//  4. An Active node whose service is not up is reported down. Mapping
+//  5. An Active node whose service is not up is reported down. Mapping
 //     is not checked again once a node is Active.
-//  5. A Draining node without a service is dropped. An enabled service is
-//     disabled first; one someone else disabled keeps its reason. Then
-//     the servers are counted: with servers left the node waits 30 s,
-//     with none it is Releasing and looked at again in 1 s.
-//  6. A Releasing node without a service, or handed over, is dropped
+//  6. A Draining node without a service is dropped. A service that is not
+//     its own is neither disabled nor counted: the node is Releasing at
+//     once and reported. An own enabled service is disabled first; one
+//     someone else disabled keeps its reason. Then the servers are
+//     counted: with servers left the node waits 30 s, with none it is
+//     Releasing and looked at again in 1 s.
+//  7. A Releasing node without a service, or handed over, is dropped
 //     without a call. Otherwise, while a pod of the pool runs on the node
-//     it waits 10 s; once the pod is gone the service is deleted and the
-//     entry dropped, or, when Nova refuses because servers came back, the
-//     node is Draining again.
-//  7. Any other entry, a Conflict, is left as it is.
+//     it waits 10 s; once the pod is gone an own service is deleted and
+//     the entry dropped, or, when Nova refuses because servers came back,
+//     the node is Draining again. A service that is not its own is left
+//     as it is and the entry dropped, reported.
+//  8. Any other entry, a Conflict, is left as it is.
 //
 // The pool never enables a service and never migrates a server.
 func DecideService(e novav1alpha1.NovaComputeNode, obs ServiceObs) ServiceDecision {
@@ -143,16 +167,15 @@ func DecideService(e novav1alpha1.NovaComputeNode, obs ServiceObs) ServiceDecisi
 	case novav1alpha1.NodePending, novav1alpha1.NodeActive:
 		return decideServing(e, obs)
 	case novav1alpha1.NodeDraining:
-		return decideDraining(obs)
+		return decideDraining(e, obs)
 	case novav1alpha1.NodeReleasing:
-		return decideReleasing(obs)
+		return decideReleasing(e, obs)
 	}
 	return ServiceDecision{Phase: e.Phase}
 }
 
-// decideServing is rules 2 to 4.
+// decideServing is rules 2 to 5.
 func decideServing(e novav1alpha1.NovaComputeNode, obs ServiceObs) ServiceDecision {
-	pending := e.Phase == novav1alpha1.NodePending
 	switch {
 	case obs.Service == nil && obs.ComputeFresh == nil:
 		return ServiceDecision{Phase: novav1alpha1.NodePending, Action: ServiceCheckStart}
@@ -165,6 +188,33 @@ func decideServing(e novav1alpha1.NovaComputeNode, obs ServiceObs) ServiceDecisi
 			requeue = registrationPoll
 		}
 		return ServiceDecision{Phase: novav1alpha1.NodePending, Bucket: BucketNoService, Requeue: requeue}
+	}
+	if d, asked := decideAdoption(e, obs); asked {
+		return d
+	}
+	d := decideMapping(e, obs)
+	switch {
+	case !d.Action.Final():
+		// Asked about the mapping; decided on the answer.
+	case owns(e, obs):
+	case e.AdoptedServiceID != "":
+		// Another service took the host name: whatever else holds, the
+		// node is reported, and this service is never the pool's.
+		d.Bucket, d.Refusal = BucketNotAdopted, refusal(e, obs)
+	case *obs.PodRunning:
+		d.Adopt = true
+	default:
+		// No pod event wakes the pool when its pod starts, and the
+		// DaemonSet's may come late: the start must not pass unseen.
+		d.Requeue = minRequeue(d.Requeue, nodeWaitRequeue)
+	}
+	return d
+}
+
+// decideMapping is rules 4 and 5, for a node with a service.
+func decideMapping(e novav1alpha1.NovaComputeNode, obs ServiceObs) ServiceDecision {
+	pending := e.Phase == novav1alpha1.NodePending
+	switch {
 	case pending && obs.Mapped == nil:
 		return ServiceDecision{Phase: novav1alpha1.NodePending, Action: ServiceCheckMapping}
 	case pending && !*obs.Mapped:
@@ -186,12 +236,16 @@ func DisableObserved(prev novav1alpha1.NovaComputeNode, svc openstack.ComputeSer
 		svc.Status == "disabled" && svc.DisabledReason == reason
 }
 
-// decideDraining is rule 5.
-func decideDraining(obs ServiceObs) ServiceDecision {
+// decideDraining is rule 6.
+func decideDraining(e novav1alpha1.NovaComputeNode, obs ServiceObs) ServiceDecision {
 	draining := novav1alpha1.NodeDraining
 	switch {
 	case obs.Service == nil:
 		return ServiceDecision{Phase: draining, Action: ServiceDrop}
+	case !owns(e, obs):
+		// Not the pool's to disable, and its servers are not the pool's to
+		// wait for: the pod goes, the service stays as it is.
+		return ServiceDecision{Phase: novav1alpha1.NodeReleasing, Bucket: BucketNotAdopted, Refusal: refusal(e, obs), Requeue: releaseRequeue}
 	case obs.Service.Status == "enabled":
 		return ServiceDecision{Phase: draining, Action: ServiceDisable}
 	case obs.Servers == nil:
@@ -209,9 +263,12 @@ func decideDraining(obs ServiceObs) ServiceDecision {
 // that pass (status writes do not), so a longer wait is pure delay.
 const releaseRequeue = time.Second
 
-// decideReleasing is rule 6.
-func decideReleasing(obs ServiceObs) ServiceDecision {
+// decideReleasing is rule 7.
+func decideReleasing(e novav1alpha1.NovaComputeNode, obs ServiceObs) ServiceDecision {
 	releasing := novav1alpha1.NodeReleasing
+	if obs.Service != nil && !obs.Handover && !owns(e, obs) {
+		return decideReleasingForeign(e, obs)
+	}
 	switch {
 	case obs.Service == nil || obs.Handover:
 		return ServiceDecision{Phase: releasing, Action: ServiceDrop}
@@ -225,6 +282,20 @@ func decideReleasing(obs ServiceObs) ServiceDecision {
 		return ServiceDecision{Phase: releasing, Requeue: shortRequeue}
 	}
 	return ServiceDecision{Phase: releasing, Action: ServiceDelete}
+}
+
+// decideReleasingForeign is rule 7 for a service the pool does not own:
+// it is never deleted; the entry waits for the pod like any other, so the
+// pool's own nova-compute is gone before the node is, and is dropped.
+func decideReleasingForeign(e novav1alpha1.NovaComputeNode, obs ServiceObs) ServiceDecision {
+	releasing := novav1alpha1.NodeReleasing
+	switch {
+	case obs.PodRunning == nil:
+		return ServiceDecision{Phase: releasing, Action: ServiceCheckPods}
+	case *obs.PodRunning:
+		return ServiceDecision{Phase: releasing, Bucket: BucketNotAdopted, Refusal: refusal(e, obs), Requeue: shortRequeue}
+	}
+	return ServiceDecision{Phase: releasing, Action: ServiceDrop, Bucket: BucketNotAdopted, Refusal: refusal(e, obs)}
 }
 
 // ServiceResult is one node's final decision in a pass.
@@ -274,12 +345,14 @@ type ServicesReport struct {
 //  3. WaitingForHostMapping names the unmapped hosts and the Job's state;
 //     when the pass deleted a finished Job, the next pass comes in 1 s.
 //  4. WaitingForServices names the nodes without a service.
-//  5. ServicesDown names the Active nodes whose service is down.
-//  6. Draining (True) lists the draining nodes with their server counts.
-//  7. ServicesUp (True) counts the Active nodes.
+//  5. ServiceNotAdopted names the nodes whose host name Nova lists a
+//     service for that the pool did not adopt, and that service.
+//  6. ServicesDown names the Active nodes whose service is down.
+//  7. Draining (True) lists the draining nodes with their server counts.
+//  8. ServicesUp (True) counts the Active nodes.
 func DecideServicesReady(results []ServiceResult, discovery Discovery) ServicesReport {
 	outcome := flow.Continue
-	var noService, unmapped, down, draining, failed []string
+	var noService, unmapped, down, draining, failed, notAdopted []string
 	active := 0
 	for _, res := range results {
 		outcome = flow.Merge(outcome, flow.Requeue(res.Requeue))
@@ -294,6 +367,8 @@ func DecideServicesReady(results []ServiceResult, discovery Discovery) ServicesR
 			draining = append(draining, fmt.Sprintf("%s (%d instance(s))", res.Node, *res.Instances))
 		case BucketFailed:
 			failed = append(failed, res.Failure)
+		case BucketNotAdopted:
+			notAdopted = append(notAdopted, res.Refusal)
 		}
 		if res.Phase == novav1alpha1.NodeActive {
 			active++
@@ -318,6 +393,9 @@ func DecideServicesReady(results []ServiceResult, discovery Discovery) ServicesR
 		return r
 	case len(noService) > 0:
 		return notReady(novav1alpha1.WaitingForServicesReason, "no nova-compute service registered yet for: "+joinSorted(noService, ", "))
+	case len(notAdopted) > 0:
+		return notReady(novav1alpha1.ServiceNotAdoptedReason, "services of these nodes' host names are not the pool's own; it never disables or deletes them: "+
+			joinSorted(notAdopted, ", "))
 	case len(down) > 0:
 		return notReady(novav1alpha1.ServicesDownReason, "nova-compute services down: "+joinSorted(down, ", "))
 	case len(draining) > 0:

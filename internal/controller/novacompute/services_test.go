@@ -18,6 +18,7 @@ import (
 // TestDecideService case.
 type nova struct {
 	service       *openstack.ComputeService // nil: not registered
+	adopted       string                    // the entry's AdoptedServiceID
 	handover      bool
 	mapped        bool
 	podRunning    bool
@@ -33,7 +34,14 @@ type nova struct {
 // n, and returns the actions asked for and the final decision.
 func walk(t *testing.T, phase string, n nova) ([]ServiceAction, ServiceDecision) {
 	t.Helper()
-	e := novav1alpha1.NovaComputeNode{Name: "n1", Phase: phase}
+	asked, d, _ := walkEntry(t, novav1alpha1.NovaComputeNode{Name: "n1", Phase: phase, AdoptedServiceID: n.adopted}, n)
+	return asked, d
+}
+
+// walkEntry is walk for an entry as a pass finds it; it also returns the
+// observation the final decision was made on.
+func walkEntry(t *testing.T, e novav1alpha1.NovaComputeNode, n nova) ([]ServiceAction, ServiceDecision, ServiceObs) {
+	t.Helper()
 	obs := ServiceObs{Handover: n.handover}
 	if n.service != nil {
 		svc := *n.service
@@ -45,7 +53,7 @@ func walk(t *testing.T, phase string, n nova) ([]ServiceAction, ServiceDecision)
 	for range 8 {
 		d := DecideService(e, obs)
 		if d.Action.Final() {
-			return asked, d
+			return asked, d, obs
 		}
 		asked = append(asked, d.Action)
 		switch d.Action {
@@ -79,7 +87,7 @@ func walk(t *testing.T, phase string, n nova) ([]ServiceAction, ServiceDecision)
 		}
 	}
 	t.Fatalf("no final decision after %v", asked)
-	return nil, ServiceDecision{}
+	return nil, ServiceDecision{}, obs
 }
 
 func TestDecideService(t *testing.T) {
@@ -90,6 +98,9 @@ func TestDecideService(t *testing.T) {
 		releasing = novav1alpha1.NodeReleasing
 		conflict  = novav1alpha1.NodeConflict
 	)
+	// own is the id the rows that predate adoption record as adopted: the
+	// pool ran those nodes' nova-compute, so the service is its own.
+	const own = "svc-1"
 	svc := func(status, state string) *openstack.ComputeService {
 		return &openstack.ComputeService{ID: "svc-1", Host: "n1", Status: status, State: state}
 	}
@@ -123,75 +134,136 @@ func TestDecideService(t *testing.T) {
 		{name: "Active, service gone, is Pending again", phase: active,
 			asked: []ServiceAction{start},
 			want:  ServiceDecision{Phase: pending, Bucket: BucketNoService, Requeue: 30 * time.Second}},
-		// Rule 3: mapping.
-		{name: "Pending, registered, unmapped, runs discovery", phase: pending, nova: nova{service: up},
+		// Rule 3: adoption. A service is the pool's own once its id is
+		// recorded, which happens only while a pod of the pool runs on the
+		// node and its nova-compute started a moment ago.
+		{name: "Pending, a service, its pod running: adopted, then mapped", phase: pending,
+			nova:  nova{service: up, podRunning: true, computeFresh: true, mapped: true},
+			asked: []ServiceAction{pods, check},
+			want:  ServiceDecision{Phase: active, Adopt: true}},
+		{name: "Pending, unmapped, its pod running: adopted while discovery runs", phase: pending,
+			nova:  nova{service: up, podRunning: true, computeFresh: true},
+			asked: []ServiceAction{pods, check},
+			want:  ServiceDecision{Phase: pending, Action: ServiceDiscover, Bucket: BucketUnmapped, Requeue: 10 * time.Second, Adopt: true}},
+		{name: "Active, a service, its pod running: adopted", phase: active, nova: nova{service: down, podRunning: true, computeFresh: true},
+			asked: []ServiceAction{pods},
+			want:  ServiceDecision{Phase: active, Bucket: BucketDown, Adopt: true}},
+		{name: "Pending, a brownfield service of the node's name, no pod of the pool: not adopted, looked at in 30 s", phase: pending,
+			nova:  nova{service: up, mapped: true},
+			asked: []ServiceAction{pods, check},
+			want:  ServiceDecision{Phase: active, Requeue: 30 * time.Second}},
+		{name: "Active, a brownfield service, no pod of the pool: not adopted, not reported", phase: active, nova: nova{service: up},
+			asked: []ServiceAction{pods},
+			want:  ServiceDecision{Phase: active, Requeue: 30 * time.Second}},
+		{name: "Active, its pod started long ago (a pool from before adoption): adopted", phase: active, nova: nova{service: up, podRunning: true},
+			asked: []ServiceAction{pods},
+			want:  ServiceDecision{Phase: active, Adopt: true}},
+		{name: "Pending, unmapped, no pod: discovery runs without adoption", phase: pending, nova: nova{service: up},
+			asked: []ServiceAction{pods, check},
+			want:  ServiceDecision{Phase: pending, Action: ServiceDiscover, Bucket: BucketUnmapped, Requeue: 10 * time.Second}},
+		{name: "Active, adopted: the pods are not read", phase: active, nova: nova{adopted: own, service: up, podRunning: true, computeFresh: true},
+			want: ServiceDecision{Phase: active}},
+		{name: "Active, another service took the host name: reported, never adopted over the recorded one", phase: active,
+			nova: nova{adopted: "svc-0", service: up, podRunning: true, computeFresh: true},
+			want: ServiceDecision{Phase: active, Bucket: BucketNotAdopted, Refusal: "n1 (service svc-1, adopted svc-0)"}},
+		{name: "Pending, another service than the adopted one, mapped: Active and reported", phase: pending,
+			nova:  nova{adopted: "svc-0", service: up, mapped: true},
+			asked: []ServiceAction{check},
+			want:  ServiceDecision{Phase: active, Bucket: BucketNotAdopted, Refusal: "n1 (service svc-1, adopted svc-0)"}},
+		{name: "Active, the adopted service gone: Pending again", phase: active, nova: nova{adopted: own},
+			asked: []ServiceAction{start},
+			want:  ServiceDecision{Phase: pending, Bucket: BucketNoService, Requeue: 30 * time.Second}},
+		// Rule 4: mapping.
+		{name: "Pending, registered, unmapped, runs discovery", phase: pending, nova: nova{adopted: own, service: up},
 			asked: []ServiceAction{check},
 			want:  ServiceDecision{Phase: pending, Action: ServiceDiscover, Bucket: BucketUnmapped, Requeue: 10 * time.Second}},
-		{name: "Pending, registered down, unmapped, is unmapped first", phase: pending, nova: nova{service: down},
+		{name: "Pending, registered down, unmapped, is unmapped first", phase: pending, nova: nova{adopted: own, service: down},
 			asked: []ServiceAction{check},
 			want:  ServiceDecision{Phase: pending, Action: ServiceDiscover, Bucket: BucketUnmapped, Requeue: 10 * time.Second}},
-		{name: "Pending, registered up, mapped, is Active", phase: pending, nova: nova{service: up, mapped: true},
+		{name: "Pending, registered up, mapped, is Active", phase: pending, nova: nova{adopted: own, service: up, mapped: true},
 			asked: []ServiceAction{check}, want: ServiceDecision{Phase: active}},
-		{name: "Pending, registered down, mapped, is Active and down", phase: pending, nova: nova{service: down, mapped: true},
+		{name: "Pending, registered down, mapped, is Active and down", phase: pending, nova: nova{adopted: own, service: down, mapped: true},
 			asked: []ServiceAction{check}, want: ServiceDecision{Phase: active, Bucket: BucketDown}},
-		{name: "Pending, disabled by someone, mapped, is Active and left disabled", phase: pending, nova: nova{service: foreign, mapped: true},
+		{name: "Pending, disabled by someone, mapped, is Active and left disabled", phase: pending, nova: nova{adopted: own, service: foreign, mapped: true},
 			asked: []ServiceAction{check}, want: ServiceDecision{Phase: active}},
 		// Rule 4: an Active node is not asked about its mapping again.
-		{name: "Active, up", phase: active, nova: nova{service: up}, want: ServiceDecision{Phase: active}},
-		{name: "Active, up, no longer listed as mapped", phase: active, nova: nova{service: up, mapped: false},
+		{name: "Active, up", phase: active, nova: nova{adopted: own, service: up}, want: ServiceDecision{Phase: active}},
+		{name: "Active, up, no longer listed as mapped", phase: active, nova: nova{adopted: own, service: up, mapped: false},
 			want: ServiceDecision{Phase: active}},
-		{name: "Active, down", phase: active, nova: nova{service: down}, want: ServiceDecision{Phase: active, Bucket: BucketDown}},
-		{name: "Active, disabled, is never enabled", phase: active, nova: nova{service: disabled}, want: ServiceDecision{Phase: active}},
-		{name: "Active, handover flag is not read", phase: active, nova: nova{service: up, handover: true}, want: ServiceDecision{Phase: active}},
+		{name: "Active, down", phase: active, nova: nova{adopted: own, service: down}, want: ServiceDecision{Phase: active, Bucket: BucketDown}},
+		{name: "Active, disabled, is never enabled", phase: active, nova: nova{adopted: own, service: disabled}, want: ServiceDecision{Phase: active}},
+		{name: "Active, handover flag is not read", phase: active, nova: nova{adopted: own, service: up, handover: true}, want: ServiceDecision{Phase: active}},
 		// Rule 5: draining.
 		{name: "Draining, service gone, is dropped", phase: draining,
 			want: ServiceDecision{Phase: draining, Action: ServiceDrop}},
-		{name: "Draining, enabled, servers left", phase: draining, nova: nova{service: up, servers: 3},
+		{name: "Draining, enabled, servers left", phase: draining, nova: nova{adopted: own, service: up, servers: 3},
 			asked: []ServiceAction{disable, count},
 			want:  ServiceDecision{Phase: draining, Bucket: BucketDraining, Instances: instance(3), Requeue: 30 * time.Second}},
-		{name: "Draining, enabled and down, is disabled all the same", phase: draining, nova: nova{service: down, servers: 1},
+		{name: "Draining, enabled and down, is disabled all the same", phase: draining, nova: nova{adopted: own, service: down, servers: 1},
 			asked: []ServiceAction{disable, count},
 			want:  ServiceDecision{Phase: draining, Bucket: BucketDraining, Instances: instance(1), Requeue: 30 * time.Second}},
-		{name: "Draining, enabled, no server left, is Releasing", phase: draining, nova: nova{service: up},
+		{name: "Draining, enabled, no server left, is Releasing", phase: draining, nova: nova{adopted: own, service: up},
 			asked: []ServiceAction{disable, count},
 			want:  ServiceDecision{Phase: releasing, Requeue: time.Second}},
-		{name: "Draining, disabled by the pool, is not disabled again", phase: draining, nova: nova{service: disabled, servers: 2},
+		{name: "Draining, disabled by the pool, is not disabled again", phase: draining, nova: nova{adopted: own, service: disabled, servers: 2},
 			asked: []ServiceAction{count},
 			want:  ServiceDecision{Phase: draining, Bucket: BucketDraining, Instances: instance(2), Requeue: 30 * time.Second}},
-		{name: "Draining, disabled by someone else, keeps that reason", phase: draining, nova: nova{service: foreign},
+		{name: "Draining, disabled by someone else, keeps that reason", phase: draining, nova: nova{adopted: own, service: foreign},
 			asked: []ServiceAction{count},
 			want:  ServiceDecision{Phase: releasing, Requeue: time.Second}},
-		{name: "Draining, the disable fails, nothing is counted", phase: draining, nova: nova{service: up, disableFails: true},
+		{name: "Draining, the disable fails, nothing is counted", phase: draining, nova: nova{adopted: own, service: up, disableFails: true},
 			asked: []ServiceAction{disable},
 			want:  ServiceDecision{Phase: draining, Bucket: BucketFailed, Failure: "disabling the service of n1: boom", Requeue: 30 * time.Second}},
-		{name: "Draining, the count fails", phase: draining, nova: nova{service: disabled, countFails: true},
+		{name: "Draining, the count fails", phase: draining, nova: nova{adopted: own, service: disabled, countFails: true},
 			asked: []ServiceAction{count},
 			want:  ServiceDecision{Phase: draining, Bucket: BucketFailed, Failure: "counting the servers on n1: boom", Requeue: 30 * time.Second}},
-		{name: "Draining, the pods are not read", phase: draining, nova: nova{service: disabled, podRunning: true},
+		{name: "Draining, the pods are not read", phase: draining, nova: nova{adopted: own, service: disabled, podRunning: true},
 			asked: []ServiceAction{count},
 			want:  ServiceDecision{Phase: releasing, Requeue: time.Second}},
-		// Rule 6: releasing.
+		// Rule 6 for a service the pool does not own: never disabled,
+		// and its servers are not the pool's to wait for.
+		{name: "Draining, a brownfield service never adopted: not disabled, not counted, Releasing", phase: draining,
+			nova: nova{service: up, servers: 2, podRunning: true},
+			want: ServiceDecision{Phase: releasing, Bucket: BucketNotAdopted, Refusal: "n1 (service svc-1, never adopted)", Requeue: time.Second}},
+		{name: "Draining, the recorded id differs from the live service's: refused", phase: draining,
+			nova: nova{adopted: "svc-0", service: up, servers: 1},
+			want: ServiceDecision{Phase: releasing, Bucket: BucketNotAdopted, Refusal: "n1 (service svc-1, adopted svc-0)", Requeue: time.Second}},
+		{name: "Draining, a foreign service disabled by someone else: not counted either", phase: draining, nova: nova{service: foreign},
+			want: ServiceDecision{Phase: releasing, Bucket: BucketNotAdopted, Refusal: "n1 (service svc-1, never adopted)", Requeue: time.Second}},
+		// Rule 7: releasing.
 		{name: "Releasing, service gone, is dropped without a call", phase: releasing,
 			want: ServiceDecision{Phase: releasing, Action: ServiceDrop}},
-		{name: "Releasing, handed over, is dropped without a call", phase: releasing, nova: nova{service: up, handover: true},
+		{name: "Releasing, handed over, is dropped without a call", phase: releasing, nova: nova{adopted: own, service: up, handover: true},
 			want: ServiceDecision{Phase: releasing, Action: ServiceDrop}},
-		{name: "Releasing, the pod still runs", phase: releasing, nova: nova{service: disabled, podRunning: true},
+		{name: "Releasing, the pod still runs", phase: releasing, nova: nova{adopted: own, service: disabled, podRunning: true},
 			asked: []ServiceAction{pods},
 			want:  ServiceDecision{Phase: releasing, Requeue: 10 * time.Second}},
-		{name: "Releasing, the pod is gone, the service is deleted", phase: releasing, nova: nova{service: disabled},
+		{name: "Releasing, the pod is gone, the service is deleted", phase: releasing, nova: nova{adopted: own, service: disabled},
 			asked: []ServiceAction{pods, del},
 			want:  ServiceDecision{Phase: releasing, Action: ServiceDrop, Requeue: 10 * time.Second}},
-		{name: "Releasing, an enabled service is deleted without disabling", phase: releasing, nova: nova{service: up},
+		{name: "Releasing, an enabled service is deleted without disabling", phase: releasing, nova: nova{adopted: own, service: up},
 			asked: []ServiceAction{pods, del},
 			want:  ServiceDecision{Phase: releasing, Action: ServiceDrop, Requeue: 10 * time.Second}},
-		{name: "Releasing, Nova refuses: servers came back, Draining again", phase: releasing, nova: nova{service: disabled, deleteRefused: true},
+		{name: "Releasing, Nova refuses: servers came back, Draining again", phase: releasing, nova: nova{adopted: own, service: disabled, deleteRefused: true},
 			asked: []ServiceAction{pods, del},
 			want:  ServiceDecision{Phase: draining, Requeue: 10 * time.Second}},
-		{name: "Releasing, the deletion fails", phase: releasing, nova: nova{service: disabled, deleteFails: true},
+		{name: "Releasing, the deletion fails", phase: releasing, nova: nova{adopted: own, service: disabled, deleteFails: true},
 			asked: []ServiceAction{pods, del},
 			want:  ServiceDecision{Phase: releasing, Bucket: BucketFailed, Failure: "deleting the service of n1: boom", Requeue: 30 * time.Second}},
-		// Rule 7: a Conflict entry is never acted on.
-		{name: "Conflict, registered", phase: conflict, nova: nova{service: up, mapped: true}, want: ServiceDecision{Phase: conflict}},
+		// Rule 7 for a service the pool does not own: never deleted.
+		{name: "Releasing, a service never adopted, the pod still runs: waits, reported", phase: releasing, nova: nova{service: up, podRunning: true},
+			asked: []ServiceAction{pods},
+			want:  ServiceDecision{Phase: releasing, Bucket: BucketNotAdopted, Refusal: "n1 (service svc-1, never adopted)", Requeue: 10 * time.Second}},
+		{name: "Releasing, a service never adopted, the pod gone: dropped, the service not deleted", phase: releasing, nova: nova{service: up},
+			asked: []ServiceAction{pods},
+			want:  ServiceDecision{Phase: releasing, Action: ServiceDrop, Bucket: BucketNotAdopted, Refusal: "n1 (service svc-1, never adopted)"}},
+		{name: "Releasing, the recorded id differs, the pod gone: dropped, not deleted", phase: releasing, nova: nova{adopted: "svc-0", service: disabled},
+			asked: []ServiceAction{pods},
+			want:  ServiceDecision{Phase: releasing, Action: ServiceDrop, Bucket: BucketNotAdopted, Refusal: "n1 (service svc-1, adopted svc-0)"}},
+		{name: "Releasing, handed over, never adopted: dropped without a call", phase: releasing, nova: nova{service: up, handover: true},
+			want: ServiceDecision{Phase: releasing, Action: ServiceDrop}},
+		// Rule 8: a Conflict entry is never acted on.
+		{name: "Conflict, registered", phase: conflict, nova: nova{adopted: own, service: up, mapped: true}, want: ServiceDecision{Phase: conflict}},
 		{name: "Conflict, not registered", phase: conflict, want: ServiceDecision{Phase: conflict}},
 	}
 	for _, tt := range tests {
@@ -242,6 +314,11 @@ func TestDecideServicesReady(t *testing.T) {
 		r.Failure = what
 		return r
 	}
+	notAdopted := func(node, phase, refusal string, requeue time.Duration) ServiceResult {
+		r := res(node, phase, BucketNotAdopted, requeue)
+		r.Refusal = refusal
+		return r
+	}
 	releasing := res("r1", novav1alpha1.NodeReleasing, BucketNone, shortRequeue)
 	conflict := res("c1", novav1alpha1.NodeConflict, BucketNone, 0)
 	jobRunning := Discovery{State: "Job nova-discover-hosts running"}
@@ -270,6 +347,15 @@ func TestDecideServicesReady(t *testing.T) {
 			status: metav1.ConditionFalse, reason: novav1alpha1.ServicesDownReason, message: "nova-compute services down: a, b", requeue: 30 * time.Second},
 		{name: "down alone asks for no earlier pass than the resync", results: []ServiceResult{down("a"), activeUp("b")},
 			status: metav1.ConditionFalse, reason: novav1alpha1.ServicesDownReason, message: "nova-compute services down: a"},
+		{name: "services not adopted, sorted, win over down", results: []ServiceResult{down("a"),
+			notAdopted("c", novav1alpha1.NodeReleasing, "c (service s3, never adopted)", time.Second),
+			notAdopted("b", novav1alpha1.NodeActive, "b (service s2, adopted s1)", 0)},
+			status: metav1.ConditionFalse, reason: novav1alpha1.ServiceNotAdoptedReason,
+			message: "services of these nodes' host names are not the pool's own; it never disables or deletes them: b (service s2, adopted s1), c (service s3, never adopted)",
+			requeue: time.Second},
+		{name: "no service wins over not adopted", results: []ServiceResult{notAdopted("b", novav1alpha1.NodeActive, "b (service s2, adopted s1)", 0), noService("c")},
+			status: metav1.ConditionFalse, reason: novav1alpha1.WaitingForServicesReason,
+			message: "no nova-compute service registered yet for: c", requeue: 30 * time.Second},
 		{name: "no service wins over down", results: []ServiceResult{down("a"), noService("c"), noService("b")},
 			status: metav1.ConditionFalse, reason: novav1alpha1.WaitingForServicesReason,
 			message: "no nova-compute service registered yet for: b, c", requeue: 30 * time.Second},
