@@ -1,7 +1,8 @@
 // Package brokeradmin manages users of a RabbitMQ broker through its
 // management HTTP API: the few calls a ControlPlane needs to give each
 // compute cluster a broker user of its own. Errors name the call and the
-// status code, never the API's address credentials or a password.
+// status code, never the API's address, the administrator's credentials or
+// a password.
 package brokeradmin
 
 import (

@@ -34,11 +34,13 @@ func BrokerUserTag(cp *c5c3v1alpha1.ControlPlane) string {
 // brokerAdminName returns the broker admin Secret the ControlPlane names,
 // or "" when its compute clusters share the transport URL's broker user.
 func brokerAdminName(cp *c5c3v1alpha1.ControlPlane) string {
-	rc := cp.Spec.Services.Nova.RemoteCompute
-	if !PerCluster(cp) || rc.BrokerAdminSecretRef == nil {
+	if !PerCluster(cp) {
 		return ""
 	}
-	return rc.BrokerAdminSecretRef.Name
+	if ref := cp.Spec.Services.Nova.RemoteCompute.BrokerAdminSecretRef; ref != nil {
+		return ref.Name
+	}
+	return ""
 }
 
 // withBrokerUser gives a cluster's mirror data a transport URL that logs in

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	anvilmeta "github.com/anvil/anvil/api/meta"
 )
 
 func TestBrokerUsersToDelete(t *testing.T) {
@@ -62,6 +63,33 @@ func TestRecordBrokerUser(t *testing.T) {
 			}
 			if !reflect.DeepEqual(in, c.users) {
 				t.Fatal("the input was changed")
+			}
+		})
+	}
+}
+
+func TestBrokerAdminName(t *testing.T) {
+	ref := &anvilmeta.LocalObjectReference{Name: "broker-admin"}
+	remote := func(creds c5c3v1alpha1.ComputeCredentials, admin *anvilmeta.LocalObjectReference) *c5c3v1alpha1.ControlPlane {
+		cp := &c5c3v1alpha1.ControlPlane{}
+		cp.Spec.Services.Nova = &c5c3v1alpha1.NovaServiceSpec{RemoteCompute: &c5c3v1alpha1.RemoteComputeSpec{Credentials: creds, BrokerAdminSecretRef: admin}}
+		return cp
+	}
+	cases := []struct {
+		name string
+		cp   *c5c3v1alpha1.ControlPlane
+		want string
+	}{
+		{name: "no nova", cp: &c5c3v1alpha1.ControlPlane{}},
+		{name: "nova without remote computes", cp: &c5c3v1alpha1.ControlPlane{Spec: c5c3v1alpha1.ControlPlaneSpec{Services: c5c3v1alpha1.ServicesSpec{Nova: &c5c3v1alpha1.NovaServiceSpec{}}}}},
+		{name: "shared credentials ignore the reference", cp: remote(c5c3v1alpha1.SharedCredentials, ref)},
+		{name: "per cluster without the reference", cp: remote(c5c3v1alpha1.PerClusterCredentials, nil)},
+		{name: "per cluster with the reference", cp: remote(c5c3v1alpha1.PerClusterCredentials, ref), want: "broker-admin"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := brokerAdminName(c.cp); got != c.want {
+				t.Fatalf("got %q, want %q", got, c.want)
 			}
 		})
 	}

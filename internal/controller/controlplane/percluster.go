@@ -17,8 +17,8 @@ const usernameLine = "username = "
 
 // PerCluster tells whether each compute cluster gets a user of its own.
 func PerCluster(cp *c5c3v1alpha1.ControlPlane) bool {
-	rc := cp.Spec.Services.Nova.RemoteCompute
-	return rc != nil && rc.Credentials == c5c3v1alpha1.PerClusterCredentials
+	nova := cp.Spec.Services.Nova
+	return nova != nil && nova.RemoteCompute != nil && nova.RemoteCompute.Credentials == c5c3v1alpha1.PerClusterCredentials
 }
 
 // ComputeUserName is the Keystone user of one compute cluster.
