@@ -19,7 +19,7 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
-	novactrl "github.com/anvil/anvil/internal/controller/nova"
+	"github.com/anvil/anvil/internal/controller/inputs"
 	"github.com/anvil/anvil/internal/novaconfig"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -109,7 +109,7 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 	// that publishes it: a rotated password then reaches the compute
 	// clusters one write and one watch sooner than through the published
 	// Secret, which the same inputs make equal.
-	contract, err := novactrl.RenderDeliveredContract(ctx, r.Client, nova)
+	contract, err := inputs.DeliveredNovaContract(ctx, r.Client, nova)
 	if err != nil {
 		return flow.Continue, flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.WaitingForComputeConfigReason, waitRequeue,
 			"waiting for the contract of Nova %s/%s to render: %s", nova.Namespace, nova.Name, err.Error())

@@ -8,12 +8,11 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	anvilmeta "github.com/anvil/anvil/api/meta"
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/placement"
 	"github.com/anvil/anvil/internal/targetcluster"
 	"github.com/anvil/anvil/internal/workloadpolicy"
 )
@@ -80,7 +79,7 @@ type pass struct {
 func (r *Reconciler) steps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
 		{Condition: neutronv1alpha1.ChassisReadyCondition, Run: r.reconcilePolicy},
-		{Condition: neutronv1alpha1.ChassisReadyCondition, Run: r.reconcileCluster},
+		{Condition: neutronv1alpha1.ChassisReadyCondition, Run: r.place},
 		{Condition: neutronv1alpha1.ChassisReadyCondition, Run: r.reconcileChassis},
 		{Condition: neutronv1alpha1.SecretsReadyCondition, Run: r.reconcileSecrets},
 		{Condition: neutronv1alpha1.SecretsReadyCondition, Run: r.reconcileConfig},
@@ -102,7 +101,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}()
 
 	if !agent.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, agent)
+		return r.release(ctx, agent)
 	}
 	var out flow.Outcome
 	out, passErr = flow.Run(ctx, conditionsOf(agent), p, r.steps())
@@ -122,27 +121,23 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, p *pass) (flow.Outcome
 	})
 }
 
-// reconcileCluster resolves where the children live and, for a placed
-// agent, holds it with the remote-children finalizer before anything is
-// written there. An unknown cluster stops the pass before anything else.
-func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass) (flow.Outcome, error) {
-	a := p.agent
-	children, err := r.Registry.ChildrenFor(a.TargetClusterName(), targetcluster.LocalChildren(r.Client))
+// placement is the agent's part of the placement protocol: the condition
+// that reports an unusable cluster, how soon it looks again, and the kinds
+// of its children.
+func (r *Reconciler) placement() placement.Protocol {
+	return placement.Protocol{Client: r.Client, APIReader: r.APIReader, Registry: r.Registry, Teardown: r.Teardown,
+		Condition: neutronv1alpha1.ChassisReadyCondition, Poll: chassisPoll, Kinds: childKinds}
+}
+
+// place resolves where the children live and, for a placed agent, holds
+// it with the remote-children finalizer before anything is written there;
+// a cluster that cannot be used stops the pass before anything else.
+func (r *Reconciler) place(ctx context.Context, p *pass) (flow.Outcome, error) {
+	at, err := placement.Resolve(ctx, r.placement(), p.agent, &p.before)
 	if err != nil {
-		return flow.Continue, flow.Wait(neutronv1alpha1.ChassisReadyCondition, anvilmeta.TargetClusterUnavailableReason,
-			chassisPoll, "%s", err.Error())
+		return flow.Continue, err
 	}
-	p.children, p.live = children, r.APIReader
-	if children.Remote == nil {
-		return flow.Continue, nil
-	}
-	p.live = children.Remote.Reader
-	if controllerutil.AddFinalizer(a, targetcluster.RemoteChildrenFinalizer) {
-		if err := r.Client.Patch(ctx, a, client.MergeFrom(p.before)); err != nil {
-			return flow.Continue, err
-		}
-		p.before = a.DeepCopy()
-	}
+	p.children, p.live = at.Children, at.Live
 	return flow.Continue, nil
 }
 

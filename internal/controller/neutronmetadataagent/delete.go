@@ -10,18 +10,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	anvilmeta "github.com/anvil/anvil/api/meta"
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
-// reconcileDelete lets a local agent's children go with their
-// ownerReferences. A placed agent whose cluster resolves first reaps the
-// shared secret's copies no other agent there reads, then its children
-// are swept and its finalizer released; one whose cluster does not
-// resolve waits, and is released without a reap or sweep once the
-// Teardown gives the cluster up. Any error keeps the finalizer.
-func (r *Reconciler) reconcileDelete(ctx context.Context, a *neutronv1alpha1.NeutronMetadataAgent) (ctrl.Result, error) {
+// release lets a local agent's children go with their ownerReferences. A
+// placed agent whose cluster resolves first reaps the shared secret's
+// copies no other agent there reads; then the placement protocol sweeps
+// its children and releases its finalizer, or waits for its cluster and
+// lets it go without a reap or sweep once the teardown gives the cluster
+// up. Any error keeps the finalizer.
+func (r *Reconciler) release(ctx context.Context, a *neutronv1alpha1.NeutronMetadataAgent) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(a, targetcluster.RemoteChildrenFinalizer) {
 		return ctrl.Result{}, nil
 	}
@@ -30,18 +29,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, a *neutronv1alpha1.Neu
 			return ctrl.Result{}, fmt.Errorf("reaping the shared secret's copies: %w", err)
 		}
 	}
-	res, err := r.Teardown.Run(ctx, a, childKinds)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if !res.Release {
-		conditionsOf(a).Set(neutronv1alpha1.ChassisReadyCondition, metav1.ConditionFalse,
-			anvilmeta.TargetClusterUnavailableReason, res.Unavailable.Error())
-		return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
-	}
-	patch := client.MergeFrom(a.DeepCopy())
-	controllerutil.RemoveFinalizer(a, targetcluster.RemoteChildrenFinalizer)
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, a, patch))
+	return r.placement().Release(ctx, a, conditionsOf(a))
 }
 
 // reapMirrors deletes the copy of the shared secret in the agent's

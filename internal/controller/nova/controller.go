@@ -16,18 +16,16 @@ import (
 	"context"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/placement"
 	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/novaconfig"
 	"github.com/anvil/anvil/internal/targetcluster"
@@ -96,7 +94,7 @@ type pass struct {
 func (r *Reconciler) steps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
 		{Condition: novav1alpha1.ComputeConfigReadyCondition, Run: r.reconcileKeystonePolicy},
-		{Condition: novav1alpha1.ComputeConfigReadyCondition, Run: r.reconcileCluster},
+		{Condition: novav1alpha1.ComputeConfigReadyCondition, Run: r.place},
 		{Condition: novav1alpha1.ComputeConfigReadyCondition, Run: r.reconcileComputeConfig},
 		{Condition: novav1alpha1.ManageConfigReadyCondition, Run: r.reconcileManageConfig},
 		{Condition: novav1alpha1.ServiceConfigReadyCondition, Run: r.reconcileServiceConfig},
@@ -121,57 +119,36 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}()
 
 	if !nova.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, nova)
+		return r.placement().Release(ctx, nova, conditionsOf(nova))
 	}
 	var out flow.Outcome
 	out, passErr = flow.Run(ctx, conditionsOf(nova), p, r.steps())
 	return flow.Result(out, passErr)
 }
 
-// reconcileCluster resolves where the children live and, for a placed
-// Nova, holds it with the remote-children finalizer before anything is
-// written there. Nothing is written until the cluster resolves; the
-// registry queues the Nova again when it does.
-func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass) (flow.Outcome, error) {
-	nova := p.nova
-	children, err := r.Registry.ChildrenFor(nova.TargetClusterName(), targetcluster.LocalChildren(r.Client))
-	if err != nil {
-		return flow.Continue, flow.Wait(novav1alpha1.ComputeConfigReadyCondition, anvilmeta.TargetClusterUnavailableReason,
-			targetcluster.UnavailableRequeue, "%s", err.Error())
-	}
-	p.children = children
-	if children.Remote == nil {
-		return flow.Continue, nil
-	}
-	if controllerutil.AddFinalizer(nova, targetcluster.RemoteChildrenFinalizer) {
-		if err := r.Client.Patch(ctx, nova, client.MergeFrom(p.before)); err != nil {
-			return flow.Continue, err
-		}
-		// The patch returned the new metadata; the status patch compares
-		// against it from here on.
-		p.before = nova.DeepCopy()
-	}
-	return flow.Requeue(placedResync), nil
+// placement is the Nova's part of the placement protocol: the
+// condition that reports an unusable cluster, how soon it looks again, and
+// the kinds of its children.
+func (r *Reconciler) placement() placement.Protocol {
+	// The Nova reads its children through the cache, so it needs no
+	// APIReader.
+	return placement.Protocol{Client: r.Client, Registry: r.Registry, Teardown: r.Teardown,
+		Condition: novav1alpha1.ComputeConfigReadyCondition, Poll: targetcluster.UnavailableRequeue, Kinds: childKinds}
 }
 
-// reconcileDelete lets local children go with their ownerReferences, and
-// sweeps a placed Nova's children before releasing its finalizer.
-func (r *Reconciler) reconcileDelete(ctx context.Context, nova *novav1alpha1.Nova) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(nova, targetcluster.RemoteChildrenFinalizer) {
-		return ctrl.Result{}, nil
-	}
-	res, err := r.Teardown.Run(ctx, nova, childKinds)
+// place resolves where the children live and, for a placed Nova,
+// holds it with the remote-children finalizer before anything is written
+// there; a cluster that cannot be used stops the pass.
+func (r *Reconciler) place(ctx context.Context, p *pass) (flow.Outcome, error) {
+	at, err := placement.Resolve(ctx, r.placement(), p.nova, &p.before)
 	if err != nil {
-		return ctrl.Result{}, err
+		return flow.Continue, err
 	}
-	if !res.Release {
-		conditionsOf(nova).Set(novav1alpha1.ComputeConfigReadyCondition, metav1.ConditionFalse,
-			anvilmeta.TargetClusterUnavailableReason, res.Unavailable.Error())
-		return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
+	p.children = at.Children
+	if at.Remote() {
+		return flow.Requeue(placedResync), nil
 	}
-	patch := client.MergeFrom(nova.DeepCopy())
-	controllerutil.RemoveFinalizer(nova, targetcluster.RemoteChildrenFinalizer)
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, nova, patch))
+	return flow.Continue, nil
 }
 
 // patchStatus ends every pass: the shared rollup derives Ready, records

@@ -3,7 +3,6 @@ package nova
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -19,15 +18,9 @@ import (
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
-const (
-	// cellName is the cell every compute is mapped into.
-	cellName = "cell1"
-	// inputWait polls for a missing input as a safety net; the Secret watch
-	// normally brings the next pass first.
-	inputWait = time.Minute
-	// noVNCProxyPort is where the console proxy's Service listens.
-	noVNCProxyPort = 6080
-)
+// inputWait polls for a missing input as a safety net; the Secret watch
+// normally brings the next pass first.
+const inputWait = time.Minute
 
 // ComputeConfigName is the name of a Nova's in-cluster contract.
 func ComputeConfigName(nova *novav1alpha1.Nova) string {
@@ -53,13 +46,13 @@ func (r *Reconciler) reconcileComputeConfig(ctx context.Context, p *pass) (flow.
 		}
 		nova.Status.RemoteComputeConfigSecretRef = nil
 	}
-	in, err := readContractInput(ctx, children.Reader, nova)
+	in, err := inputs.NovaContract(ctx, children.Reader, nova)
 	if err != nil {
 		return flow.Continue, computeConfigError(err)
 	}
-	data, err := novaconfig.RenderContract(*in)
+	data, err := inputs.RenderNovaContract(*in, nil)
 	if err != nil {
-		return flow.Continue, computeConfigError(fmt.Errorf("spec: %w", err))
+		return flow.Continue, computeConfigError(err)
 	}
 	remoteData, remoteWait, err := renderRemoteContract(ctx, children.Reader, nova, *in)
 	if err != nil {
@@ -97,52 +90,15 @@ func (r *Reconciler) reconcileComputeConfig(ctx context.Context, p *pass) (flow.
 // set. A hand-over Secret that is not there yet is returned as remoteWait,
 // not as an error.
 func renderRemoteContract(ctx context.Context, reader client.Reader, nova *novav1alpha1.Nova, in novaconfig.ContractInput) (data map[string][]byte, remoteWait, err error) {
-	rc := nova.Spec.RemoteCompute
-	if rc == nil {
-		return nil, nil, nil
-	}
-	const field = "spec.remoteCompute.transportURLSecretRef"
-	url, err := inputs.ReadKey(ctx, reader, nova.Namespace, field, rc.TransportURLSecretRef.Name, rc.TransportURLSecretRef.Key)
-	var missing *inputs.MissingError
+	remote, err := inputs.NovaRemote(ctx, reader, nova)
 	switch {
-	case errors.As(err, &missing):
+	case inputs.IsMissing(err):
 		return nil, err, nil
-	case err != nil:
+	case err != nil || remote == nil:
 		return nil, nil, err
 	}
-	if err := novaconfig.CheckTransportURL(url); err != nil {
-		return nil, nil, flow.Invalid(novav1alpha1.ComputeConfigReadyCondition, novav1alpha1.ComputeConfigErrorReason, fmt.Errorf("%s: %w", field, err))
-	}
-	data, err = novaconfig.RenderRemoteContract(in, novaconfig.RemoteInput{KeystoneEndpoint: rc.KeystoneEndpoint, TransportURL: url})
-	if err != nil {
-		return nil, nil, fmt.Errorf("spec.remoteCompute: %w", err)
-	}
-	return data, nil, nil
-}
-
-// RenderDeliveredContract renders the contract a compute cluster receives:
-// the remote one while remoteCompute is set, else the in-cluster one. It
-// reads the same inputs through the same code as the ComputeConfig step,
-// so a ControlPlane can deliver a changed input in its own pass instead of
-// waiting for the Secret the Nova publishes. A missing input is returned
-// as an *inputs.MissingError; no error carries a credential.
-func RenderDeliveredContract(ctx context.Context, reader client.Reader, nova *novav1alpha1.Nova) (map[string][]byte, error) {
-	in, err := readContractInput(ctx, reader, nova)
-	if err != nil {
-		return nil, err
-	}
-	if nova.Spec.RemoteCompute == nil {
-		data, err := novaconfig.RenderContract(*in)
-		if err != nil {
-			return nil, fmt.Errorf("spec: %w", err)
-		}
-		return data, nil
-	}
-	data, remoteWait, err := renderRemoteContract(ctx, reader, nova, *in)
-	if remoteWait != nil {
-		return nil, remoteWait
-	}
-	return data, err
+	data, err = inputs.RenderNovaContract(in, remote)
+	return data, nil, err
 }
 
 // computeConfigError classifies a failure of the ComputeConfig step: a
@@ -156,88 +112,17 @@ func computeConfigError(err error) error {
 		unsafe   *novaconfig.UnsafeValueError
 		empty    *novaconfig.MissingInputError
 		notOwned *targetcluster.NotOwnedError
+		invalid  *inputs.InvalidError
 	)
 	switch {
 	case errors.As(err, &step):
 		return err
 	case errors.As(err, &missing):
 		return flow.Wait(novav1alpha1.ComputeConfigReadyCondition, novav1alpha1.WaitingForInputsReason, inputWait, "%s", err.Error())
-	case errors.As(err, &unsafe), errors.As(err, &empty), errors.As(err, &notOwned):
+	case errors.As(err, &unsafe), errors.As(err, &empty), errors.As(err, &notOwned), errors.As(err, &invalid):
 		return flow.Invalid(novav1alpha1.ComputeConfigReadyCondition, novav1alpha1.ComputeConfigErrorReason, err)
 	}
 	return err
-}
-
-// readContractInput gathers everything the contract is rendered from: the
-// spec and the four input Secrets.
-func readContractInput(ctx context.Context, reader client.Reader, nova *novav1alpha1.Nova) (*novaconfig.ContractInput, error) {
-	spec := nova.Spec
-	ns := nova.Namespace
-	transportURL, err := inputs.ReadKey(ctx, reader, ns, "spec.messaging.secretRef", spec.Messaging.SecretRef.Name, spec.Messaging.SecretRef.Key)
-	if err != nil {
-		return nil, err
-	}
-	if err := novaconfig.CheckTransportURL(transportURL); err != nil {
-		return nil, flow.Invalid(novav1alpha1.ComputeConfigReadyCondition, novav1alpha1.ComputeConfigErrorReason,
-			fmt.Errorf("spec.messaging.secretRef: %w", err))
-	}
-	password, err := inputs.ReadKey(ctx, reader, ns, "spec.serviceUser.secretRef", spec.ServiceUser.SecretRef.Name, spec.ServiceUser.SecretRef.Key)
-	if err != nil {
-		return nil, err
-	}
-	shared, err := inputs.ReadKey(ctx, reader, ns, "spec.metadata.sharedSecretRef", spec.Metadata.SharedSecretRef.Name, spec.Metadata.SharedSecretRef.Key)
-	if err != nil {
-		return nil, err
-	}
-	var caBundle []byte
-	if tls := spec.Messaging.TLS; tls != nil {
-		ca, err := inputs.ReadKey(ctx, reader, ns, "spec.messaging.tls.caBundleSecretRef", tls.CABundleSecretRef.Name, tls.CABundleSecretRef.Key)
-		if err != nil {
-			return nil, err
-		}
-		caBundle = []byte(ca)
-	}
-	in := buildContractInput(nova)
-	in.TransportURL, in.Password, in.MetadataSharedSecret, in.CABundle = transportURL, password, shared, caBundle
-	return &in, nil
-}
-
-// buildContractInput renders the spec part of the contract input; the
-// credentials are filled in by the caller.
-func buildContractInput(nova *novav1alpha1.Nova) novaconfig.ContractInput {
-	spec := nova.Spec
-	in := novaconfig.ContractInput{
-		Debug:                  spec.Logging.Debug,
-		KeystoneEndpoint:       spec.KeystoneEndpoint,
-		KeystonePublicEndpoint: spec.KeystonePublicEndpoint,
-		Region:                 spec.Region,
-		ServiceUser: novaconfig.ServiceUser{
-			Username:          spec.ServiceUser.Username,
-			ProjectName:       spec.ServiceUser.ProjectName,
-			UserDomainName:    spec.ServiceUser.UserDomainName,
-			ProjectDomainName: spec.ServiceUser.ProjectDomainName,
-		},
-		PlacementOverride:   spec.Endpoints.Placement.Override,
-		NeutronOverride:     spec.Endpoints.Neutron.Override,
-		GlanceOverride:      spec.Endpoints.Glance.Override,
-		Cinder:              novaconfig.OptionalService{Enabled: spec.Endpoints.Cinder.Enabled, Override: spec.Endpoints.Cinder.Override},
-		Barbican:            novaconfig.OptionalService{Enabled: spec.Endpoints.Barbican.Enabled, Override: spec.Endpoints.Barbican.Override},
-		CellName:            cellName,
-		ConsoleProxyEnabled: spec.Console().Enabled,
-	}
-	if spec.Console().Enabled {
-		in.NoVNCProxyBaseURL = noVNCProxyBaseURL(nova)
-	}
-	return in
-}
-
-// noVNCProxyBaseURL is where a browser opens a console: the published
-// hostname when there is one, else the proxy's cluster Service.
-func noVNCProxyBaseURL(nova *novav1alpha1.Nova) string {
-	if h := nova.Spec.Console().Hostname; h != "" {
-		return "https://" + h + "/vnc_lite.html"
-	}
-	return fmt.Sprintf("http://%s-novncproxy.%s.svc:%d/vnc_lite.html", nova.Name, nova.Namespace, noVNCProxyPort)
 }
 
 // buildContractSecret renders a contract Secret from its data.

@@ -137,11 +137,11 @@ func TestTransitionEvents(t *testing.T) {
 
 func TestNoVNCProxyBaseURL(t *testing.T) {
 	nova := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: "controlplane-nova", Namespace: "openstack"}}
-	if got, want := noVNCProxyBaseURL(nova), "http://controlplane-nova-novncproxy.openstack.svc:6080/vnc_lite.html"; got != want {
+	if got, want := inputs.NoVNCProxyBaseURL(nova), "http://controlplane-nova-novncproxy.openstack.svc:6080/vnc_lite.html"; got != want {
 		t.Errorf("service URL = %q, want %q", got, want)
 	}
 	nova.Spec.ConsoleProxy = &novav1alpha1.ConsoleProxySpec{Hostname: "console.example.com"}
-	if got, want := noVNCProxyBaseURL(nova), "https://console.example.com/vnc_lite.html"; got != want {
+	if got, want := inputs.NoVNCProxyBaseURL(nova), "https://console.example.com/vnc_lite.html"; got != want {
 		t.Errorf("published URL = %q, want %q", got, want)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/inputs"
 	"github.com/anvil/anvil/internal/novaconfig"
 )
 
@@ -63,7 +64,7 @@ var rolloutGroups = [][]Component{
 	{
 		{Name: "api", Port: apiPort, WSGI: "/usr/bin/nova-api-wsgi", CPU: "200m", Memory: "1Gi"},
 		{Name: "metadata", Port: metadataPort, WSGI: "/usr/bin/nova-metadata-wsgi", CPU: "100m", Memory: "512Mi"},
-		{Name: "novncproxy", Port: noVNCProxyPort, CPU: "50m", Memory: "256Mi"},
+		{Name: "novncproxy", Port: inputs.NoVNCProxyPort, CPU: "50m", Memory: "256Mi"},
 	},
 }
 

@@ -16,19 +16,17 @@ import (
 	"context"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/placement"
 	"github.com/anvil/anvil/internal/targetcluster"
 	"github.com/anvil/anvil/internal/workloadpolicy"
 )
@@ -106,7 +104,7 @@ type pass struct {
 func (r *Reconciler) steps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
 		{Condition: ovnv1alpha1.CentralReadyCondition, Run: r.reconcilePolicy},
-		{Condition: ovnv1alpha1.CentralReadyCondition, Run: r.reconcileCluster},
+		{Condition: ovnv1alpha1.CentralReadyCondition, Run: r.place},
 		{Condition: ovnv1alpha1.CentralReadyCondition, Run: r.reconcileCentral},
 		{Condition: ovnv1alpha1.CentralReadyCondition, Run: r.reconcileClientSecret},
 		{Condition: ovnv1alpha1.NodesReadyCondition, Run: r.reconcileNodes},
@@ -131,7 +129,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}()
 
 	if !chassis.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, chassis)
+		return r.placement().Release(ctx, chassis, conditionsOf(chassis))
 	}
 	var out flow.Outcome
 	out, passErr = flow.Run(ctx, conditionsOf(chassis), p, r.steps())
@@ -152,50 +150,24 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, p *pass) (flow.Outcome
 	})
 }
 
-// reconcileCluster resolves where the children live and, for a placed
-// chassis, holds it with the remote-children finalizer before anything is
-// written there. An unknown cluster stops the pass before anything else.
-func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass) (flow.Outcome, error) {
-	c := p.chassis
-	children, err := r.Registry.ChildrenFor(c.TargetClusterName(), targetcluster.LocalChildren(r.Client))
-	if err != nil {
-		return flow.Continue, flow.Wait(ovnv1alpha1.CentralReadyCondition, anvilmeta.TargetClusterUnavailableReason,
-			centralPoll, "%s", err.Error())
-	}
-	p.children, p.live = children, r.APIReader
-	if children.Remote == nil {
-		return flow.Continue, nil
-	}
-	p.live = children.Remote.Reader
-	if controllerutil.AddFinalizer(c, targetcluster.RemoteChildrenFinalizer) {
-		if err := r.Client.Patch(ctx, c, client.MergeFrom(p.before)); err != nil {
-			return flow.Continue, err
-		}
-		p.before = c.DeepCopy()
-	}
-	return flow.Continue, nil
+// placement is the chassis's part of the placement protocol: the
+// condition that reports an unusable cluster, how soon it looks again, and
+// the kinds of its children.
+func (r *Reconciler) placement() placement.Protocol {
+	return placement.Protocol{Client: r.Client, APIReader: r.APIReader, Registry: r.Registry, Teardown: r.Teardown,
+		Condition: ovnv1alpha1.CentralReadyCondition, Poll: centralPoll, Kinds: childKinds}
 }
 
-// reconcileDelete lets local children go with their ownerReferences, and
-// sweeps a placed chassis's children, the client copy among them, before
-// releasing its finalizer. Deleting a chassis is not a drain: the
-// Southbound keeps the nodes' Chassis rows.
-func (r *Reconciler) reconcileDelete(ctx context.Context, c *ovnv1alpha1.OVNChassis) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(c, targetcluster.RemoteChildrenFinalizer) {
-		return ctrl.Result{}, nil
-	}
-	res, err := r.Teardown.Run(ctx, c, childKinds)
+// place resolves where the children live and, for a placed chassis,
+// holds it with the remote-children finalizer before anything is written
+// there; a cluster that cannot be used stops the pass.
+func (r *Reconciler) place(ctx context.Context, p *pass) (flow.Outcome, error) {
+	at, err := placement.Resolve(ctx, r.placement(), p.chassis, &p.before)
 	if err != nil {
-		return ctrl.Result{}, err
+		return flow.Continue, err
 	}
-	if !res.Release {
-		conditionsOf(c).Set(ovnv1alpha1.CentralReadyCondition, metav1.ConditionFalse,
-			anvilmeta.TargetClusterUnavailableReason, res.Unavailable.Error())
-		return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
-	}
-	patch := client.MergeFrom(c.DeepCopy())
-	controllerutil.RemoveFinalizer(c, targetcluster.RemoteChildrenFinalizer)
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, c, patch))
+	p.children, p.live = at.Children, at.Live
+	return flow.Continue, nil
 }
 
 // patchStatus ends every pass: the shared rollup derives Ready, records

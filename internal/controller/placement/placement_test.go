@@ -1,0 +1,50 @@
+package placement
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/anvil/anvil/internal/targetcluster"
+)
+
+func TestDecideResolve(t *testing.T) {
+	cases := []struct {
+		name                           string
+		resolved, remote, hasFinalizer bool
+		want                           Action
+	}{
+		{name: "a cluster that cannot be used waits", want: Wait},
+		{name: "a cluster that cannot be used waits, finalizer or not", hasFinalizer: true, want: Wait},
+		{name: "local children proceed without a finalizer", resolved: true, want: Proceed},
+		{name: "a placed object is held before its first remote write", resolved: true, remote: true, want: AddFinalizer},
+		{name: "a held placed object proceeds", resolved: true, remote: true, hasFinalizer: true, want: Proceed},
+		{name: "a finalizer left from a placed past does not block local children", resolved: true, hasFinalizer: true, want: Proceed},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := DecideResolve(c.resolved, c.remote, c.hasFinalizer); got != c.want {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestDecideRelease(t *testing.T) {
+	cases := []struct {
+		name string
+		res  targetcluster.TeardownResult
+		want Action
+	}{
+		{name: "swept", res: targetcluster.TeardownResult{Release: true}, want: RemoveFinalizer},
+		{name: "given up after the abandon window", res: targetcluster.TeardownResult{Release: true}, want: RemoveFinalizer},
+		{name: "the cluster cannot be used yet", res: targetcluster.TeardownResult{RequeueAfter: time.Minute, Unavailable: errors.New("gone")}, want: Wait},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := DecideRelease(c.res); got != c.want {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
