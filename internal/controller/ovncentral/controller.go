@@ -13,18 +13,16 @@ import (
 	"context"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/placement"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -40,15 +38,16 @@ const (
 )
 
 // childKinds are what a central writes onto its children's cluster; a
-// placed central's teardown sweeps them. Secrets are not among them:
-// cert-manager owns the certificate Secrets and removes them with their
-// Certificates. Database claims go with their StatefulSet's retention
-// policy.
+// placed central's teardown sweeps them. Secrets are among them: the
+// central claims the certificate Secrets cert-manager issues for it, which
+// would otherwise outlive their Certificates, the CA's key included.
+// Database claims go with their StatefulSet's retention policy.
 var childKinds = []schema.GroupVersionKind{
 	{Group: "apps", Version: "v1", Kind: "StatefulSet"},
 	{Group: "apps", Version: "v1", Kind: "Deployment"},
 	{Version: "v1", Kind: "Service"},
 	{Version: "v1", Kind: "ConfigMap"},
+	{Version: "v1", Kind: "Secret"},
 	{Version: "v1", Kind: "PersistentVolumeClaim"},
 	{Group: "batch", Version: "v1", Kind: "CronJob"},
 	{Group: "batch", Version: "v1", Kind: "Job"},
@@ -109,7 +108,7 @@ type pass struct {
 // each returns a requeue instead of stopping the pass.
 func (r *Reconciler) steps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
-		{Condition: ovnv1alpha1.TLSReadyCondition, Run: r.reconcileCluster},
+		{Condition: ovnv1alpha1.TLSReadyCondition, Run: r.place},
 		{Condition: ovnv1alpha1.TLSReadyCondition, Run: r.reconcileTLS},
 		{Condition: ovnv1alpha1.NorthboundReadyCondition, Run: r.reconcileScripts},
 		{Condition: ovnv1alpha1.NorthboundReadyCondition, Run: r.reconcileNorthbound},
@@ -136,55 +135,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}()
 
 	if !central.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, central)
+		return r.placement().Release(ctx, central, conditionsOf(central))
 	}
 	var out flow.Outcome
 	out, passErr = flow.Run(ctx, conditionsOf(central), p, r.steps())
 	return flow.Result(out, passErr)
 }
 
-// reconcileCluster resolves where the children live and, for a placed
-// central, holds it with the remote-children finalizer before anything is
-// written there.
-func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass) (flow.Outcome, error) {
-	c := p.central
-	children, err := r.Registry.ChildrenFor(c.TargetClusterName(), targetcluster.LocalChildren(r.Client))
-	if err != nil {
-		return flow.Continue, flow.Wait(ovnv1alpha1.TLSReadyCondition, anvilmeta.TargetClusterUnavailableReason,
-			RequeueSecretPolling, "%s", err.Error())
-	}
-	p.children, p.live = children, r.APIReader
-	if children.Remote == nil {
-		return flow.Continue, nil
-	}
-	p.live = children.Remote.Reader
-	if controllerutil.AddFinalizer(c, targetcluster.RemoteChildrenFinalizer) {
-		if err := r.Client.Patch(ctx, c, client.MergeFrom(p.before)); err != nil {
-			return flow.Continue, err
-		}
-		p.before = c.DeepCopy()
-	}
-	return flow.Continue, nil
+// placement is the central's part of the placement protocol: the
+// condition that reports an unusable cluster, how soon it looks again, and
+// the kinds of its children.
+func (r *Reconciler) placement() placement.Protocol {
+	return placement.Protocol{Client: r.Client, APIReader: r.APIReader, Registry: r.Registry, Teardown: r.Teardown,
+		Condition: ovnv1alpha1.TLSReadyCondition, Poll: RequeueSecretPolling, Kinds: childKinds}
 }
 
-// reconcileDelete lets local children go with their ownerReferences, and
-// sweeps a placed central's children before releasing its finalizer.
-func (r *Reconciler) reconcileDelete(ctx context.Context, c *ovnv1alpha1.OVNCentral) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(c, targetcluster.RemoteChildrenFinalizer) {
-		return ctrl.Result{}, nil
-	}
-	res, err := r.Teardown.Run(ctx, c, childKinds)
+// place resolves where the children live and, for a placed central,
+// holds it with the remote-children finalizer before anything is written
+// there; a cluster that cannot be used stops the pass.
+func (r *Reconciler) place(ctx context.Context, p *pass) (flow.Outcome, error) {
+	at, err := placement.Resolve(ctx, r.placement(), p.central, &p.before)
 	if err != nil {
-		return ctrl.Result{}, err
+		return flow.Continue, err
 	}
-	if !res.Release {
-		conditionsOf(c).Set(ovnv1alpha1.TLSReadyCondition, metav1.ConditionFalse,
-			anvilmeta.TargetClusterUnavailableReason, res.Unavailable.Error())
-		return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
-	}
-	patch := client.MergeFrom(c.DeepCopy())
-	controllerutil.RemoveFinalizer(c, targetcluster.RemoteChildrenFinalizer)
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, c, patch))
+	p.children, p.live = at.Children, at.Live
+	return flow.Continue, nil
 }
 
 // patchStatus ends every pass: the shared rollup derives Ready, records
