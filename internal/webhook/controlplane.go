@@ -65,14 +65,22 @@ func ValidateControlPlane(cp, old *c5c3v1alpha1.ControlPlane) field.ErrorList {
 // validateControlPlane holds the rules of ValidateControlPlane; the exported function redacts what
 // its errors would echo.
 func validateControlPlane(cp, old *c5c3v1alpha1.ControlPlane) field.ErrorList {
-	var errs field.ErrorList
-	spec := field.NewPath("spec")
-	services := spec.Child("services")
-	svc := cp.Spec.Services
-
+	services := field.NewPath("spec", "services")
 	// Endpoint URLs are checked whether or not Nova is set: a URL that
 	// carries a password must not sit in a spec every reader can see, and
 	// a malformed one would only fail later, when a service starts to use it.
+	errs := validateServiceEndpoints(cp.Spec.Services, services)
+	errs = append(errs, validateOVNCentralRef(cp, services.Child("neutron", "ovn", "centralRef"))...)
+	if cp.Spec.Services.Nova == nil {
+		return errs
+	}
+	return append(errs, validateNovaService(cp, old)...)
+}
+
+// validateServiceEndpoints checks the URLs of Keystone and of every
+// referenced service.
+func validateServiceEndpoints(svc c5c3v1alpha1.ServicesSpec, services *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	if ks := svc.Keystone; ks != nil {
 		errs = append(errs, validateURL(services.Child("keystone", "internalEndpoint"), ks.InternalEndpoint, false)...)
 		if ks.PublicEndpoint != "" {
@@ -91,14 +99,16 @@ func validateControlPlane(cp, old *c5c3v1alpha1.ControlPlane) field.ErrorList {
 			errs = append(errs, validateURL(p.Child("publicEndpoint"), ref.spec.PublicEndpoint, false)...)
 		}
 	}
+	return errs
+}
 
-	errs = append(errs, validateOVNCentralRef(cp, services.Child("neutron", "ovn", "centralRef"))...)
-
-	nova := svc.Nova
-	if nova == nil {
-		return errs
-	}
+// validateNovaService holds the rules that apply only when services.nova is set.
+func validateNovaService(cp, old *c5c3v1alpha1.ControlPlane) field.ErrorList {
+	services := field.NewPath("spec", "services")
 	novaPath := services.Child("nova")
+	svc := cp.Spec.Services
+	nova := svc.Nova
+	var errs field.ErrorList
 	// The compute URLs go into the Keystone catalog, which every
 	// authenticated user reads.
 	for name, raw := range map[string]string{"internalEndpoint": nova.InternalEndpoint, "publicEndpoint": nova.PublicEndpoint} {
@@ -106,24 +116,43 @@ func validateControlPlane(cp, old *c5c3v1alpha1.ControlPlane) field.ErrorList {
 			errs = append(errs, validateURL(novaPath.Child(name), raw, false)...)
 		}
 	}
+	errs = append(errs, validateNovaName(cp, old)...)
+	errs = append(errs, validateMessaging(cp)...)
+	errs = append(errs, validateNovaDependencies(svc, services)...)
+	errs = append(errs, validateNovaGateways(nova, novaPath)...)
+	if nova.RemoteCompute != nil {
+		errs = append(errs, validateRemoteCompute(cp, novaPath.Child("remoteCompute"))...)
+	}
+	return append(errs, validateKeystoneAdmin(svc, services)...)
+}
 
-	if len(cp.Name) > c5c3v1alpha1.MaxNameLengthWithNova && (old == nil || old.Spec.Services.Nova == nil) {
+// validateNovaName keeps the projected Nova's name within its limit.
+func validateNovaName(cp, old *c5c3v1alpha1.ControlPlane) field.ErrorList {
+	if len(cp.Name) <= c5c3v1alpha1.MaxNameLengthWithNova || (old != nil && old.Spec.Services.Nova != nil) {
 		// Only on create or when Nova is newly enabled: a ControlPlane that
 		// already runs a Nova keeps working, and refusing every later update
 		// would strand it.
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), cp.Name, fmt.Sprintf(
-			"must be at most %d characters when services.nova is set: the projected Nova is named %s%s, and a Nova's name may be at most %d characters",
-			c5c3v1alpha1.MaxNameLengthWithNova, cp.Name, c5c3v1alpha1.NovaSuffix, c5c3v1alpha1.MaxNameLengthWithNova+len(c5c3v1alpha1.NovaSuffix))))
+		return nil
 	}
+	return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), cp.Name, fmt.Sprintf(
+		"must be at most %d characters when services.nova is set: the projected Nova is named %s%s, and a Nova's name may be at most %d characters",
+		c5c3v1alpha1.MaxNameLengthWithNova, cp.Name, c5c3v1alpha1.NovaSuffix, c5c3v1alpha1.MaxNameLengthWithNova+len(c5c3v1alpha1.NovaSuffix)))}
+}
 
-	messaging := cp.Spec.Infrastructure.Messaging
-	if messaging == nil {
-		errs = append(errs, field.Required(spec.Child("infrastructure", "messaging"),
-			"is required when services.nova is set: Anvil runs no message broker, so the platform must name the bus Nova uses in spec.infrastructure.messaging.secretRef"))
+// validateMessaging requires the bus Nova uses, since Anvil runs none.
+func validateMessaging(cp *c5c3v1alpha1.ControlPlane) field.ErrorList {
+	if cp.Spec.Infrastructure.Messaging != nil {
+		return nil
 	}
+	return field.ErrorList{field.Required(field.NewPath("spec", "infrastructure", "messaging"),
+		"is required when services.nova is set: Anvil runs no message broker, so the platform must name the bus Nova uses in spec.infrastructure.messaging.secretRef")}
+}
 
-	// The dependency rules report each missing service once; the remote
-	// rules below skip an undeclared service so that it is not reported twice.
+// validateNovaDependencies requires the services Nova calls. They report
+// each missing service once; the remote rules skip an undeclared service so
+// that it is not reported twice.
+func validateNovaDependencies(svc c5c3v1alpha1.ServicesSpec, services *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	for _, dep := range []struct {
 		name     string
 		declared bool
@@ -138,7 +167,13 @@ func validateControlPlane(cp, old *c5c3v1alpha1.ControlPlane) field.ErrorList {
 			errs = append(errs, field.Required(services.Child(dep.name), "is required when services.nova is set: "+dep.why))
 		}
 	}
+	return errs
+}
 
+// validateNovaGateways checks the metadata gateway and the console proxy,
+// which the Nova exposes through HTTPRoutes.
+func validateNovaGateways(nova *c5c3v1alpha1.NovaServiceSpec, novaPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	if mg := nova.MetadataGateway; mg != nil && mg.Path != "" && mg.Path != "/" {
 		// The metadata API answers at fixed paths below the root, which an
 		// instance asks for verbatim; a prefix would hide them.
@@ -156,20 +191,25 @@ func validateControlPlane(cp, old *c5c3v1alpha1.ControlPlane) field.ErrorList {
 		errs = append(errs, field.Invalid(novaPath.Child("consoleProxy", "hostname"), cons.Hostname,
 			"must differ from services.nova.metadataGateway.hostname: both are routed by hostname alone, so one hostname cannot lead to two Nova endpoints"))
 	}
-
-	if nova.RemoteCompute != nil {
-		errs = append(errs, validateRemoteCompute(cp, novaPath.Child("remoteCompute"))...)
-	}
-	if svc.Keystone != nil && svc.Keystone.AdminCredentialsSecretRef == nil {
-		if nova.HypervisorOperator != nil {
-			errs = append(errs, field.Required(services.Child("keystone", "adminCredentialsSecretRef"),
-				"is required when services.nova.hypervisorOperator is set: Anvil creates the hypervisor operator's user and project in Keystone with these admin credentials"))
-		} else if rc := nova.RemoteCompute; rc != nil && rc.Credentials == c5c3v1alpha1.PerClusterCredentials {
-			errs = append(errs, field.Required(services.Child("keystone", "adminCredentialsSecretRef"),
-				"is required when services.nova.remoteCompute.credentials is PerCluster: Anvil creates each compute cluster's user in Keystone with these admin credentials"))
-		}
-	}
 	return errs
+}
+
+// validateKeystoneAdmin requires Keystone's admin credentials when Anvil
+// must create users in Keystone itself.
+func validateKeystoneAdmin(svc c5c3v1alpha1.ServicesSpec, services *field.Path) field.ErrorList {
+	if svc.Keystone == nil || svc.Keystone.AdminCredentialsSecretRef != nil {
+		return nil
+	}
+	nova := svc.Nova
+	if nova.HypervisorOperator != nil {
+		return field.ErrorList{field.Required(services.Child("keystone", "adminCredentialsSecretRef"),
+			"is required when services.nova.hypervisorOperator is set: Anvil creates the hypervisor operator's user and project in Keystone with these admin credentials")}
+	}
+	if rc := nova.RemoteCompute; rc != nil && rc.Credentials == c5c3v1alpha1.PerClusterCredentials {
+		return field.ErrorList{field.Required(services.Child("keystone", "adminCredentialsSecretRef"),
+			"is required when services.nova.remoteCompute.credentials is PerCluster: Anvil creates each compute cluster's user in Keystone with these admin credentials")}
+	}
+	return nil
 }
 
 // validateRemoteCompute checks what a compute on another cluster needs: a

@@ -19,28 +19,63 @@ import (
 // operator does that while it onboards a node.
 func (r *Reconciler) reconcileAggregates(ctx context.Context, p *pass) (flow.Outcome, error) {
 	pool := p.pool
-	zones, zoneless := PoolZones(pool.Status.Nodes)
 	cloud, err := p.openCloud(ctx)
 	if err != nil {
 		return p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "authenticating as the Nova's service user", err)
 	}
-	all, err := cloud.ListAggregates(ctx)
+	listed, err := cloud.ListAggregates(ctx)
 	if err != nil {
 		return p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "listing aggregates", err)
 	}
-	byName := map[string]openstack.Aggregate{}
-	for _, a := range all {
-		byName[a.Name] = a
+	run := &aggregatesRun{r: r, p: p, cloud: cloud, marker: pool.Namespace + "/" + pool.Spec.NovaRef.Name,
+		byName: map[string]openstack.Aggregate{}}
+	for _, a := range listed {
+		run.byName[a.Name] = a
 	}
-	marker := pool.Namespace + "/" + pool.Spec.NovaRef.Name
+	zones, zoneless := PoolZones(pool.Status.Nodes)
+	mismatches, err := run.createAggregates(ctx, wantedAggregates(zones, p.deleting))
+	if err != nil {
+		return flow.Continue, err
+	}
+	// The same map, so that later steps see the aggregates the reaping leaves.
+	p.aggregates = run.byName
+	if err := run.reapAggregates(ctx, listed); err != nil {
+		return flow.Continue, err
+	}
+	run.setAggregatesCondition(zones, zoneless, mismatches)
+	return flow.Continue, nil
+}
 
-	want := map[string]string{} // aggregate -> availability zone
-	if !p.deleting {
-		for _, z := range zones {
-			want[z] = z
-		}
-		want[novav1alpha1.TenantFilterTestsAggregate] = ""
+// aggregatesRun is one Aggregates step: the cloud it talks to, the marker
+// of the pool's Nova and the aggregates by name, as listed and then changed
+// by the step.
+type aggregatesRun struct {
+	r      *Reconciler
+	p      *pass
+	cloud  Cloud
+	marker string
+	byName map[string]openstack.Aggregate
+}
+
+// wantedAggregates maps each aggregate the pool needs to its availability
+// zone: one per zone and tenant_filter_tests without one, none while the
+// pool is being deleted.
+func wantedAggregates(zones []string, deleting bool) map[string]string {
+	want := map[string]string{}
+	if deleting {
+		return want
 	}
+	for _, z := range zones {
+		want[z] = z
+	}
+	want[novav1alpha1.TenantFilterTestsAggregate] = ""
+	return want
+}
+
+// createAggregates creates the wanted aggregates that do not exist, in name
+// order, and returns how existing ones differ in their zone, which only a
+// person may fix.
+func (x *aggregatesRun) createAggregates(ctx context.Context, want map[string]string) ([]string, error) {
 	var mismatches []string
 	names := make([]string, 0, len(want))
 	for n := range want {
@@ -49,56 +84,80 @@ func (r *Reconciler) reconcileAggregates(ctx context.Context, p *pass) (flow.Out
 	slices.Sort(names)
 	for _, name := range names {
 		az := want[name]
-		if a, ok := byName[name]; ok {
+		if a, ok := x.byName[name]; ok {
 			if a.Zone != az {
 				mismatches = append(mismatches, fmt.Sprintf("aggregate %s has availability zone %q, want %q", name, a.Zone, az))
 			}
 			continue
 		}
-		created, err := cloud.CreateAggregate(ctx, name, az)
-		if openstack.IsConflict(err) {
-			return flow.Continue, flow.Wait(novav1alpha1.AggregatesReadyCondition, novav1alpha1.WaitingForAggregateReason, shortRequeue,
-				"aggregate %s was created by someone else at the same time", name)
+		if err := x.createAggregate(ctx, name, az); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			return p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "creating aggregate "+name, err)
-		}
-		if err := cloud.SetAggregateMetadata(ctx, created.ID, map[string]string{novav1alpha1.AggregateMarkerKey: marker}); err != nil {
-			// An unmarked aggregate would never be reaped; take it back.
-			_ = cloud.DeleteAggregate(ctx, created.ID)
-			return p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "marking aggregate "+name, err)
-		}
-		created.Metadata = map[string]string{novav1alpha1.AggregateMarkerKey: marker}
-		byName[name] = created
-		where := "without an availability zone"
-		if az != "" {
-			where = "in availability zone " + az
-		}
-		r.event(pool, aggregateRef(name), false, novav1alpha1.AggregateCreatedEvent, "Create", "Created aggregate %s %s", name, where)
 	}
+	return mismatches, nil
+}
 
-	p.aggregates = byName
-	required := RequiredAggregates(p.novaPools, pool, pool.Status.Nodes, p.deleting)
-	for _, a := range all {
-		decision, foreign := DecideReap(a, marker, required)
+// createAggregate creates one aggregate and marks it as the Nova's, so that
+// the pools of the Nova may reap it once none needs it.
+func (x *aggregatesRun) createAggregate(ctx context.Context, name, az string) error {
+	created, err := x.cloud.CreateAggregate(ctx, name, az)
+	if openstack.IsConflict(err) {
+		return flow.Wait(novav1alpha1.AggregatesReadyCondition, novav1alpha1.WaitingForAggregateReason, shortRequeue,
+			"aggregate %s was created by someone else at the same time", name)
+	}
+	if err != nil {
+		_, err = x.p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "creating aggregate "+name, err)
+		return err
+	}
+	if err := x.cloud.SetAggregateMetadata(ctx, created.ID, map[string]string{novav1alpha1.AggregateMarkerKey: x.marker}); err != nil {
+		// An unmarked aggregate would never be reaped; take it back.
+		_ = x.cloud.DeleteAggregate(ctx, created.ID)
+		_, err = x.p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "marking aggregate "+name, err)
+		return err
+	}
+	created.Metadata = map[string]string{novav1alpha1.AggregateMarkerKey: x.marker}
+	x.byName[name] = created
+	where := "without an availability zone"
+	if az != "" {
+		where = "in availability zone " + az
+	}
+	x.r.event(x.p.pool, aggregateRef(name), false, novav1alpha1.AggregateCreatedEvent, "Create", "Created aggregate %s %s", name, where)
+	return nil
+}
+
+// reapAggregates deletes the listed aggregates DecideReap gives up, and
+// reports those it keeps for metadata the pool did not set.
+func (x *aggregatesRun) reapAggregates(ctx context.Context, listed []openstack.Aggregate) error {
+	pool := x.p.pool
+	required := RequiredAggregates(x.p.novaPools, pool, pool.Status.Nodes, x.p.deleting)
+	for _, a := range listed {
+		decision, foreign := DecideReap(a, x.marker, required)
 		switch decision {
 		case DeleteAggregate:
-			if err := cloud.DeleteAggregate(ctx, a.ID); err != nil && !openstack.IsNotFound(err) {
-				return p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "deleting aggregate "+a.Name, err)
+			if err := x.cloud.DeleteAggregate(ctx, a.ID); err != nil && !openstack.IsNotFound(err) {
+				_, err = x.p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "deleting aggregate "+a.Name, err)
+				return err
 			}
-			delete(byName, a.Name)
-			r.event(pool, aggregateRef(a.Name), false, novav1alpha1.AggregateDeletedEvent, "Delete", "Deleted aggregate %s: no pool of Nova %s needs it and it has no host", a.Name, marker)
+			delete(x.byName, a.Name)
+			x.r.event(pool, aggregateRef(a.Name), false, novav1alpha1.AggregateDeletedEvent, "Delete", "Deleted aggregate %s: no pool of Nova %s needs it and it has no host", a.Name, x.marker)
 		case KeepForeignMetadata:
 			// A state that lasts is reported once per process, not on
 			// every pass.
-			if !r.onboarding.once(fmt.Sprintf("kept/%s/%d/%s", marker, a.ID, strings.Join(foreign, ","))) {
+			if !x.r.onboarding.once(fmt.Sprintf("kept/%s/%d/%s", x.marker, a.ID, strings.Join(foreign, ","))) {
 				continue
 			}
-			r.event(pool, aggregateRef(a.Name), true, novav1alpha1.AggregateKeptEvent, "Delete",
+			x.r.event(pool, aggregateRef(a.Name), true, novav1alpha1.AggregateKeptEvent, "Delete",
 				"Kept aggregate %s although no pool needs it: it carries metadata the pool did not set (%s)", a.Name, strings.Join(foreign, ", "))
 		}
 	}
+	return nil
+}
 
+// setAggregatesCondition reports what keeps the aggregates from serving the
+// pool (nodes without a zone, zones that differ) before which hosts the
+// hypervisor operator has yet to put into their zone aggregate.
+func (x *aggregatesRun) setAggregatesCondition(zones, zoneless, mismatches []string) {
+	pool := x.p.pool
 	switch {
 	case len(zoneless) > 0:
 		setCondition(pool, novav1alpha1.AggregatesReadyCondition, metav1.ConditionFalse, novav1alpha1.NodesWithoutZoneReason,
@@ -107,18 +166,7 @@ func (r *Reconciler) reconcileAggregates(ctx context.Context, p *pass) (flow.Out
 		setCondition(pool, novav1alpha1.AggregatesReadyCondition, metav1.ConditionFalse, novav1alpha1.AggregateZoneMismatchReason,
 			strings.Join(mismatches, "; "))
 	default:
-		var outside []string
-		for _, n := range pool.Status.Nodes {
-			if !heldForZones(n.Phase) || n.Zone == "" {
-				continue
-			}
-			if slices.Contains(byName[n.Zone].Hosts, n.Name) {
-				r.onboarding.inZoneAggregate(pool, n, r.now())
-				continue
-			}
-			outside = append(outside, n.Name)
-		}
-		if len(outside) > 0 {
+		if outside := x.nodesOutsideZoneAggregate(); len(outside) > 0 {
 			setCondition(pool, novav1alpha1.AggregatesReadyCondition, metav1.ConditionTrue, novav1alpha1.NodesOutsideZoneAggregateReason,
 				"the aggregates exist; the hypervisor operator has not put these hosts into their zone aggregate yet: "+strings.Join(outside, ", "))
 		} else {
@@ -126,7 +174,24 @@ func (r *Reconciler) reconcileAggregates(ctx context.Context, p *pass) (flow.Out
 				fmt.Sprintf("%d zone aggregate(s) and %s exist", len(zones), novav1alpha1.TenantFilterTestsAggregate))
 		}
 	}
-	return flow.Continue, nil
+}
+
+// nodesOutsideZoneAggregate lists the zoned nodes whose host is not yet in
+// its zone aggregate, and records for the onboarding metrics when the
+// others got there.
+func (x *aggregatesRun) nodesOutsideZoneAggregate() []string {
+	var outside []string
+	for _, n := range x.p.pool.Status.Nodes {
+		if !heldForZones(n.Phase) || n.Zone == "" {
+			continue
+		}
+		if slices.Contains(x.byName[n.Zone].Hosts, n.Name) {
+			x.r.onboarding.inZoneAggregate(x.p.pool, n, x.r.now())
+			continue
+		}
+		outside = append(outside, n.Name)
+	}
+	return outside
 }
 
 // computeAPIError stops the pass at a failed OpenStack call, reported on

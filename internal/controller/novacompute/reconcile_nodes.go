@@ -24,42 +24,14 @@ const NovaRefIndex = "spec.novaRef.name"
 func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome, error) {
 	pool := p.pool
 	p.nodes = map[string]*corev1.Node{}
-	var selected []NodeView
-	if !p.deleting {
-		list := &corev1.NodeList{}
-		err := p.reader().List(ctx, list, client.MatchingLabels(pool.Spec.NodeSelector))
-		switch {
-		case apierrors.IsForbidden(err):
-			return flow.Continue, flow.Wait(novav1alpha1.NodesReadyCondition, novav1alpha1.NodesForbiddenReason, inputRequeue,
-				"the pool may not list the nodes of its cluster; grant list on nodes to its registration")
-		case err != nil:
-			return flow.Continue, flow.Fail(novav1alpha1.NodesReadyCondition, novav1alpha1.NodeListErrorReason, fmt.Errorf("listing the nodes: %w", err))
-		}
-		for i := range list.Items {
-			n := &list.Items[i]
-			p.nodes[n.Name] = n
-			selected = append(selected, NodeView{Name: n.Name, Labels: n.Labels})
-		}
+	selected, err := p.listSelectedNodes(ctx)
+	if err != nil {
+		return flow.Continue, err
 	}
-	// A held node the list misses has left the selector or is gone; read
-	// it singly, so a node that still exists keeps its labels.
-	known := map[string]map[string]string{}
-	for _, e := range pool.Status.Nodes {
-		if _, ok := p.nodes[e.Name]; ok || e.Phase == novav1alpha1.NodeConflict {
-			continue
-		}
-		n := &corev1.Node{}
-		err := p.reader().Get(ctx, client.ObjectKey{Name: e.Name}, n)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return flow.Continue, flow.Fail(novav1alpha1.NodesReadyCondition, novav1alpha1.NodeListErrorReason, fmt.Errorf("reading held node %s: %w", e.Name, err))
-		}
-		p.nodes[n.Name] = n
-		known[n.Name] = n.Labels
+	known, err := p.readHeldNodes(ctx)
+	if err != nil {
+		return flow.Continue, err
 	}
-
 	pools := &novav1alpha1.NovaComputeList{}
 	if err := r.Client.List(ctx, pools, client.InNamespace(pool.Namespace), client.MatchingFields{NovaRefIndex: pool.Spec.NovaRef.Name}); err != nil {
 		return flow.Continue, flow.Fail(novav1alpha1.NodesReadyCondition, novav1alpha1.NovaComputeListErrorReason,
@@ -73,20 +45,84 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 		Selected: selected, Known: known, Current: pool.Status.Nodes, Rivals: rivals,
 	})
 	pool.Status.Nodes = p.decision.Nodes
-	var conflicts []string
-	for _, n := range p.decision.Nodes {
-		if n.Phase == novav1alpha1.NodeConflict {
-			conflicts = append(conflicts, fmt.Sprintf("%s (held by %s)", n.Name, n.ConflictsWith))
-		}
+	r.newConflictEvents(p, elsewhere)
+	setNodesCondition(p)
+	// NoMatchingNodes and NodeConflict are not waits: the later steps
+	// still serve the nodes the pool holds.
+	return flow.Continue, nil
+}
+
+// listSelectedNodes lists the Nodes the pool's selector matches into
+// p.nodes; a pool being deleted selects none.
+func (p *pass) listSelectedNodes(ctx context.Context) ([]NodeView, error) {
+	if p.deleting {
+		return nil, nil
 	}
+	list := &corev1.NodeList{}
+	err := p.reader().List(ctx, list, client.MatchingLabels(p.pool.Spec.NodeSelector))
+	switch {
+	case apierrors.IsForbidden(err):
+		return nil, flow.Wait(novav1alpha1.NodesReadyCondition, novav1alpha1.NodesForbiddenReason, inputRequeue,
+			"the pool may not list the nodes of its cluster; grant list on nodes to its registration")
+	case err != nil:
+		return nil, flow.Fail(novav1alpha1.NodesReadyCondition, novav1alpha1.NodeListErrorReason, fmt.Errorf("listing the nodes: %w", err))
+	}
+	var selected []NodeView
+	for i := range list.Items {
+		n := &list.Items[i]
+		p.nodes[n.Name] = n
+		selected = append(selected, NodeView{Name: n.Name, Labels: n.Labels})
+	}
+	return selected, nil
+}
+
+// readHeldNodes reads each held node the list missed into p.nodes and
+// returns their labels: such a node has left the selector or is gone, and
+// reading it singly lets one that still exists keep its labels.
+func (p *pass) readHeldNodes(ctx context.Context) (map[string]map[string]string, error) {
+	known := map[string]map[string]string{}
+	for _, e := range p.pool.Status.Nodes {
+		if _, ok := p.nodes[e.Name]; ok || e.Phase == novav1alpha1.NodeConflict {
+			continue
+		}
+		n := &corev1.Node{}
+		err := p.reader().Get(ctx, client.ObjectKey{Name: e.Name}, n)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, flow.Fail(novav1alpha1.NodesReadyCondition, novav1alpha1.NodeListErrorReason, fmt.Errorf("reading held node %s: %w", e.Name, err))
+		}
+		p.nodes[n.Name] = n
+		known[n.Name] = n.Labels
+	}
+	return known, nil
+}
+
+// newConflictEvents reports each node that entered Conflict in this pass,
+// naming the pool that holds it and where, so that a lasting conflict is
+// not reported again.
+func (r *Reconciler) newConflictEvents(p *pass, elsewhere map[string]string) {
 	for _, name := range p.decision.NewConflicts {
 		e := p.entry(name)
 		where := "this cluster"
 		if c, ok := elsewhere[e.ConflictsWith]; ok {
 			where = "cluster " + clusterLabel(c) + ", where the name is already a Nova host"
 		}
-		r.event(pool, nodeRef(name), true, novav1alpha1.NodeConflictEvent, "Select",
+		r.event(p.pool, nodeRef(name), true, novav1alpha1.NodeConflictEvent, "Select",
 			"Node %s is held by NovaCompute %s of the same Nova on %s; this pool runs no pod there", name, e.ConflictsWith, where)
+	}
+}
+
+// setNodesCondition reports the decision: a pool being deleted counts what
+// leaves, and conflicts outrank an empty selection.
+func setNodesCondition(p *pass) {
+	pool := p.pool
+	var conflicts []string
+	for _, n := range p.decision.Nodes {
+		if n.Phase == novav1alpha1.NodeConflict {
+			conflicts = append(conflicts, fmt.Sprintf("%s (held by %s)", n.Name, n.ConflictsWith))
+		}
 	}
 	sort.Strings(conflicts)
 	switch {
@@ -103,9 +139,6 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 		setCondition(pool, novav1alpha1.NodesReadyCondition, metav1.ConditionTrue, novav1alpha1.NodesResolvedReason,
 			fmt.Sprintf("%d node(s) selected, %d leaving", p.decision.Selected, p.decision.Leaving))
 	}
-	// NoMatchingNodes and NodeConflict are not waits: the later steps
-	// still serve the nodes the pool holds.
-	return flow.Continue, nil
 }
 
 // rivalsOf turns the Nova's other pools into rivals for the pool's nodes.

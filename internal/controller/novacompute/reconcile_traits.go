@@ -51,44 +51,9 @@ func (r *Reconciler) reconcileTraits(ctx context.Context, p *pass) (flow.Outcome
 				Err: fmt.Errorf("creating trait %s in Placement: %w", t, err), RequeueAfter: apiErrorRequeue}
 		}
 	}
-	var annotated, waiting []string
-	for _, e := range pool.Status.Nodes {
-		if !heldForZones(e.Phase) {
-			continue
-		}
-		if n := p.nodes[e.Name]; n != nil {
-			if _, ok := n.Annotations[novav1alpha1.CustomTraitsAnnotation]; ok {
-				// The hypervisor operator would overwrite the list from
-				// the annotation on every pass; leave the node alone.
-				annotated = append(annotated, e.Name)
-				continue
-			}
-		}
-		want := NodeTraits(pool, e.Name)
-		hv := &hypervisorv1.Hypervisor{}
-		err := p.cluster.Reader.Get(ctx, client.ObjectKey{Name: e.Name}, hv)
-		switch {
-		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-			// The hypervisor operator creates the Hypervisor once it sees
-			// the node; until then there is nothing to write.
-			waiting = append(waiting, e.Name+" (no Hypervisor yet)")
-			continue
-		case err != nil:
-			return flow.Continue, flow.Wait(novav1alpha1.TraitsReadyCondition, novav1alpha1.TraitsErrorReason, nodeWaitRequeue,
-				"reading Hypervisor %s failed: %s", e.Name, apierrors.ReasonForError(err))
-		}
-		if !slices.Equal(hv.Spec.CustomTraits, want) {
-			patch := client.MergeFrom(hv.DeepCopy())
-			hv.Spec.CustomTraits = want
-			if err := p.cluster.Client.Patch(ctx, hv, patch); err != nil {
-				return flow.Continue, flow.Wait(novav1alpha1.TraitsReadyCondition, novav1alpha1.TraitsErrorReason, nodeWaitRequeue,
-					"writing the custom traits of Hypervisor %s failed: %s", e.Name, apierrors.ReasonForError(err))
-			}
-			r.traits.wrote(pool.UID, r.now())
-		}
-		if !containsAll(hv.Status.Traits, want) {
-			waiting = append(waiting, e.Name)
-		}
+	annotated, waiting, err := r.writeHypervisorTraits(ctx, p)
+	if err != nil {
+		return flow.Continue, err
 	}
 	sort.Strings(annotated)
 	switch {
@@ -104,4 +69,50 @@ func (r *Reconciler) reconcileTraits(ctx context.Context, p *pass) (flow.Outcome
 	setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionTrue, novav1alpha1.TraitsAppliedReason,
 		fmt.Sprintf("every node carries its custom traits (%s)", strings.Join(all, ", ")))
 	return flow.Continue, nil
+}
+
+// writeHypervisorTraits writes each held node's custom traits into its
+// Hypervisor, where they differ, and returns the nodes whose annotation
+// forbids it and those whose traits the hypervisor operator has yet to
+// apply.
+func (r *Reconciler) writeHypervisorTraits(ctx context.Context, p *pass) (annotated, waiting []string, _ error) {
+	for _, e := range p.pool.Status.Nodes {
+		if !heldForZones(e.Phase) {
+			continue
+		}
+		if n := p.nodes[e.Name]; n != nil {
+			if _, ok := n.Annotations[novav1alpha1.CustomTraitsAnnotation]; ok {
+				// The hypervisor operator would overwrite the list from
+				// the annotation on every pass; leave the node alone.
+				annotated = append(annotated, e.Name)
+				continue
+			}
+		}
+		want := NodeTraits(p.pool, e.Name)
+		hv := &hypervisorv1.Hypervisor{}
+		err := p.cluster.Reader.Get(ctx, client.ObjectKey{Name: e.Name}, hv)
+		switch {
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+			// The hypervisor operator creates the Hypervisor once it sees
+			// the node; until then there is nothing to write.
+			waiting = append(waiting, e.Name+" (no Hypervisor yet)")
+			continue
+		case err != nil:
+			return nil, nil, flow.Wait(novav1alpha1.TraitsReadyCondition, novav1alpha1.TraitsErrorReason, nodeWaitRequeue,
+				"reading Hypervisor %s failed: %s", e.Name, apierrors.ReasonForError(err))
+		}
+		if !slices.Equal(hv.Spec.CustomTraits, want) {
+			patch := client.MergeFrom(hv.DeepCopy())
+			hv.Spec.CustomTraits = want
+			if err := p.cluster.Client.Patch(ctx, hv, patch); err != nil {
+				return nil, nil, flow.Wait(novav1alpha1.TraitsReadyCondition, novav1alpha1.TraitsErrorReason, nodeWaitRequeue,
+					"writing the custom traits of Hypervisor %s failed: %s", e.Name, apierrors.ReasonForError(err))
+			}
+			r.traits.wrote(p.pool.UID, r.now())
+		}
+		if !containsAll(hv.Status.Traits, want) {
+			waiting = append(waiting, e.Name)
+		}
+	}
+	return annotated, waiting, nil
 }
