@@ -138,7 +138,7 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 		{Condition: c5c3v1alpha1.ComputeCatalogReadyCondition, Run: r.reconcileCatalog},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileHypervisorOperator},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileMirrors},
-		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileClusterCredentials},
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.pruneClusterCredentials},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileMetadataAgentSecrets},
 		{Condition: c5c3v1alpha1.ComputeRotationCompleteCondition, Run: r.reconcileRotation},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reportDeliveries},
@@ -158,7 +158,7 @@ func (r *Reconciler) teardownSteps() []flow.Step[*pass] {
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.checkKeystone},
 		{Condition: c5c3v1alpha1.ComputeCatalogReadyCondition, Run: r.reconcileCatalog},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileHypervisorOperator},
-		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileClusterCredentials},
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.pruneClusterCredentials},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.releaseAccountsFinalizer},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reapDeliveries},
 	}

@@ -221,11 +221,11 @@ func ensureClusterUser(ctx context.Context, ks openstack.Accounts, access *compu
 	return nil
 }
 
-// reconcileClusterCredentials deletes the users, and their Secrets, of
+// pruneClusterCredentials deletes the users, and their Secrets, of
 // clusters that no longer get their own: a cluster without the Nova's
 // pools, or every cluster once PerCluster is off or the ControlPlane goes;
 // and, the same way, the clusters' own hypervisor operator users.
-func (r *Reconciler) reconcileClusterCredentials(ctx context.Context, p *pass) (flow.Outcome, error) {
+func (r *Reconciler) pruneClusterCredentials(ctx context.Context, p *pass) (flow.Outcome, error) {
 	list := &corev1.SecretList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(p.cp.Namespace), client.HasLabels{c5c3v1alpha1.ComputeClusterLabel}); err != nil {
 		return flow.Continue, err
