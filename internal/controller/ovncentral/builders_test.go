@@ -13,12 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // testCentral is a central with every optional block left out.
@@ -341,34 +338,5 @@ func TestBuildSouthboundPolicy(t *testing.T) {
 		if !slices.Equal(got, want[port]) {
 			t.Errorf("port %d admits %v, want %v", port, got, want[port])
 		}
-	}
-}
-
-// Every issued Secret, the own CA's included, carries the central's
-// ownership labels, by which the central claims it and a placed central's
-// teardown sweeps it; the kind they name is the scheme's.
-func TestIssuedSecretsCarryTheOwnershipLabels(t *testing.T) {
-	c := testCentral()
-	c.Spec.TLS.IssuerRef = nil
-	c.Spec.Relay = &ovnv1alpha1.OVNRelaySpec{}
-	scheme := runtime.NewScheme()
-	if err := ovnv1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	want, err := targetcluster.OwnerLabels(c, scheme)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, ca, _ := BuildOwnCA(c)
-	for _, cert := range append(BuildCertificates(c), ca) {
-		for k, v := range want {
-			if got := cert.Spec.SecretTemplate.Labels[k]; got != v {
-				t.Errorf("Secret %s: label %s = %q, want %q", cert.Spec.SecretName, k, got, v)
-			}
-		}
-	}
-	objs := ownCAObjects(c)
-	if !slices.ContainsFunc(objs, func(o client.Object) bool { _, ok := o.(*corev1.Secret); return ok && o.GetName() == OwnCAName(c) }) {
-		t.Error("dropping the own CA leaves its key's Secret")
 	}
 }

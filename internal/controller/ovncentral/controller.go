@@ -38,16 +38,15 @@ const (
 )
 
 // childKinds are what a central writes onto its children's cluster; a
-// placed central's teardown sweeps them. Secrets are among them: the
-// central claims the certificate Secrets cert-manager issues for it, which
-// would otherwise outlive their Certificates, the CA's key included.
-// Database claims go with their StatefulSet's retention policy.
+// placed central's teardown sweeps them. Secrets are not among them:
+// cert-manager owns the certificate Secrets and removes them with their
+// Certificates. Database claims go with their StatefulSet's retention
+// policy.
 var childKinds = []schema.GroupVersionKind{
 	{Group: "apps", Version: "v1", Kind: "StatefulSet"},
 	{Group: "apps", Version: "v1", Kind: "Deployment"},
 	{Version: "v1", Kind: "Service"},
 	{Version: "v1", Kind: "ConfigMap"},
-	{Version: "v1", Kind: "Secret"},
 	{Version: "v1", Kind: "PersistentVolumeClaim"},
 	{Group: "batch", Version: "v1", Kind: "CronJob"},
 	{Group: "batch", Version: "v1", Kind: "Job"},

@@ -31,35 +31,22 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, p *pass) (flow.Outcome, e
 	}
 	certs = append(certs, BuildCertificates(c)...)
 	var waiting []string
-	out := flow.Continue
 	for _, cert := range certs {
 		if err := p.children.Apply(ctx, r.Scheme, c, cert); err != nil {
 			return flow.Continue, certificateError(p, err)
 		}
-		msg, secret, err := r.certificateState(ctx, p, cert)
+		msg, err := r.certificateState(ctx, p, cert)
 		if err != nil {
 			return flow.Continue, err
 		}
 		if msg != "" {
 			waiting = append(waiting, msg)
-			continue
-		}
-		claimed, err := r.claimIssued(ctx, p, secret)
-		if err != nil {
-			return flow.Continue, err
-		}
-		if !claimed {
-			out = flow.Requeue(RequeueSecretPolling)
 		}
 	}
 	if c.Spec.Relay == nil {
-		for _, stale := range []client.Object{
-			&cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: RelayName(c)}},
-			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: RelayName(c)}},
-		} {
-			if _, err := p.children.Delete(ctx, r.Scheme, c, stale); err != nil {
-				return flow.Continue, fmt.Errorf("removing the relay's certificate: %w", err)
-			}
+		stale := &cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: RelayName(c)}}
+		if _, err := p.children.Delete(ctx, r.Scheme, c, stale); err != nil {
+			return flow.Continue, fmt.Errorf("removing the relay's certificate: %w", err)
 		}
 	}
 	if len(waiting) > 0 {
@@ -68,34 +55,7 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, p *pass) (flow.Outcome, e
 	}
 	c.Status.ClientSecretName = ClientSecretName(c)
 	conditionsOf(c).Set(ovnv1alpha1.TLSReadyCondition, metav1.ConditionTrue, ovnv1alpha1.CertificatesIssuedReason, issuedMessage(c))
-	return out, nil
-}
-
-// claimIssued makes the central the owner of a Secret cert-manager issued
-// for it, so that the Secret, the CA's private key among them, goes with
-// the central: cert-manager leaves a Secret behind its Certificate unless
-// it runs with --enable-certificate-owner-ref. Locally the claim is a
-// controller reference, on a compute cluster the ownership labels the
-// teardown sweeps by. A Secret with another controller is left as it is.
-// It reports false while the Secret does not carry the central's labels
-// yet (cert-manager copies them from the Certificate), to look again.
-func (r *Reconciler) claimIssued(ctx context.Context, p *pass, secret *corev1.Secret) (bool, error) {
-	c := p.central
-	switch {
-	case p.children.Remote == nil && metav1.GetControllerOf(secret) != nil:
-		return true, nil
-	case !targetcluster.Controls(c, secret, r.Scheme):
-		return false, nil
-	}
-	// A claim already made is settled, and the applier writes nothing.
-	claim := &corev1.Secret{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: secret.Name, Namespace: secret.Namespace},
-	}
-	if err := p.children.Apply(ctx, r.Scheme, c, claim); err != nil {
-		return false, fmt.Errorf("claiming Secret %s: %w", secret.Name, err)
-	}
-	return true, nil
+	return flow.Continue, nil
 }
 
 // applyTrustRoot writes the central's own CA when the spec names no issuer
@@ -133,17 +93,17 @@ func issuedMessage(c *ovnv1alpha1.OVNCentral) string {
 // be used yet, or "" when it can. A failed issuance is reported as an
 // error of its own, and retried at the polling interval, because
 // cert-manager retries it too.
-func (r *Reconciler) certificateState(ctx context.Context, p *pass, cert *cmv1.Certificate) (string, *corev1.Secret, error) {
+func (r *Reconciler) certificateState(ctx context.Context, p *pass, cert *cmv1.Certificate) (string, error) {
 	secret := &corev1.Secret{}
 	err := p.live.Get(ctx, client.ObjectKey{Namespace: cert.Namespace, Name: cert.Spec.SecretName}, secret)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return "", nil, fmt.Errorf("reading Secret %s: %w", cert.Spec.SecretName, err)
+		return "", fmt.Errorf("reading Secret %s: %w", cert.Spec.SecretName, err)
 	}
 	state, msg := DecideCertificate(cert, err == nil, missingKey(secret))
 	if state == CertificateFailed {
-		return "", nil, flow.Wait(ovnv1alpha1.TLSReadyCondition, ovnv1alpha1.CertificateErrorReason, RequeueSecretPolling, "%s", msg)
+		return "", flow.Wait(ovnv1alpha1.TLSReadyCondition, ovnv1alpha1.CertificateErrorReason, RequeueSecretPolling, "%s", msg)
 	}
-	return msg, secret, nil
+	return msg, nil
 }
 
 // certificateError classifies a failure to write a Certificate: a cluster

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // tlsKeys are the keys every certificate Secret must carry before anything
@@ -77,23 +76,7 @@ func ownCAObjects(c *ovnv1alpha1.OVNCentral) []client.Object {
 		&cmv1.Issuer{ObjectMeta: meta(OwnCAName(c))},
 		&cmv1.Certificate{ObjectMeta: meta(OwnCAName(c))},
 		&cmv1.Issuer{ObjectMeta: meta(selfSignedName(c))},
-		// The CA's key stays in its Secret after the Certificate goes.
-		&corev1.Secret{ObjectMeta: meta(OwnCAName(c))},
 	}
-}
-
-// centralKind is the kind the ownership labels name; a table test holds
-// it to the scheme's.
-const centralKind = "OVNCentral"
-
-// secretLabels are the labels of an issued Secret: the component's, and
-// the central's ownership labels, which let it claim the Secret.
-func secretLabels(c *ovnv1alpha1.OVNCentral, component string) map[string]string {
-	l := labels(c, component)
-	l[targetcluster.OwnerKindLabel] = centralKind
-	l[targetcluster.OwnerNameLabel] = c.Name
-	l[targetcluster.OwnerNamespaceLabel] = c.Namespace
-	return l
 }
 
 // buildIssuer is an Issuer of the central's namespace with its labels.
@@ -138,9 +121,8 @@ func buildCertificate(c *ovnv1alpha1.OVNCentral, name, component string, usages 
 				RotationPolicy: cmv1.RotationPolicyAlways,
 			},
 			// Labels on the Secret let the chassis's Secret watch find the
-			// central whose identity changed; the ownership labels let the
-			// central claim the Secret, so that it goes with the central.
-			SecretTemplate: &cmv1.CertificateSecretTemplate{Labels: secretLabels(c, component)},
+			// central whose identity changed.
+			SecretTemplate: &cmv1.CertificateSecretTemplate{Labels: labels(c, component)},
 		},
 	}
 }
