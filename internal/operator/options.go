@@ -22,6 +22,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/controlplane"
 	"github.com/anvil/anvil/internal/controller/neutronmetadataagent"
 	"github.com/anvil/anvil/internal/controller/nova"
@@ -108,7 +109,7 @@ type Options struct {
 	// Off, they are refused; see targetcluster.CheckRegistrationScope.
 	AllowClusterWideRegistrations bool
 	// ManagementClusterID names this management cluster on what it writes
-	// to compute clusters (targetcluster.ManagementClusterLabel). Empty
+	// to compute clusters (childwriter.ManagementClusterLabel). Empty
 	// means the UID of its kube-system Namespace, which is unique per
 	// cluster and needs no configuration; see ResolveManagementCluster.
 	ManagementClusterID string
@@ -349,7 +350,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 	if err != nil {
 		return nil, err
 	}
-	targetcluster.SetManagementCluster(id)
+	childwriter.SetManagementCluster(id)
 	reg := targetcluster.New(mgr, targetcluster.Options{Namespace: o.ClustersNamespace, ProbeInterval: o.ClusterProbeInterval,
 		AllowClusterWide: o.AllowClusterWideRegistrations})
 	if err := reg.SetupWithManager(mgr); err != nil {

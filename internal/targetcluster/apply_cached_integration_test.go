@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/dev/testenv"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // ChangeFromCache writes a change without reading the child first, yet it
@@ -23,7 +23,7 @@ func TestIntegrationChangeFromCacheTakesNothingItDoesNotOwn(t *testing.T) {
 	startOperator(t)
 	ctx := context.Background()
 	remote := waitResolves(t, "compute-a")
-	children := targetcluster.ChildrenOn(remote)
+	children := remote.Writer()
 	ns := testenv.WorkloadNamespace
 	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cached-owner", Namespace: ns}}
 	child := func(v string) *corev1.Secret {
@@ -40,12 +40,12 @@ func TestIntegrationChangeFromCacheTakesNothingItDoesNotOwn(t *testing.T) {
 	// hash as the apiserver has it.
 	cachedHash := func() {
 		t.Helper()
-		want := live().Annotations[targetcluster.AppliedHashAnnotation]
+		want := live().Annotations[childwriter.AppliedHashAnnotation]
 		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			m := &metav1.PartialObjectMetadata{}
 			m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 			err := remote.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cached-child"}, m)
-			return err == nil && m.Annotations[targetcluster.AppliedHashAnnotation] == want, nil
+			return err == nil && m.Annotations[childwriter.AppliedHashAnnotation] == want, nil
 		})
 		if err != nil {
 			t.Fatal("the cache never showed the child's applied hash")
@@ -53,27 +53,27 @@ func TestIntegrationChangeFromCacheTakesNothingItDoesNotOwn(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = remote.Client.Delete(ctx, child("")) })
 
-	if err := children.Apply(ctx, env.Scheme, owner, child("one"), targetcluster.ChangeFromCache); err != nil {
+	if err := children.Apply(ctx, owner, child("one"), childwriter.ChangeFromCache); err != nil {
 		t.Fatal(err)
 	}
 	first := live()
-	if first.Annotations[targetcluster.AppliedHashAnnotation] == "" || string(first.Data["k"]) != "one" {
+	if first.Annotations[childwriter.AppliedHashAnnotation] == "" || string(first.Data["k"]) != "one" {
 		t.Fatalf("the first apply did not write the child with its hash: %v", first.Annotations)
 	}
 	cachedHash()
 
 	// A change goes out, with a new hash.
-	if err := children.Apply(ctx, env.Scheme, owner, child("two"), targetcluster.ChangeFromCache); err != nil {
+	if err := children.Apply(ctx, owner, child("two"), childwriter.ChangeFromCache); err != nil {
 		t.Fatal(err)
 	}
 	second := live()
-	if string(second.Data["k"]) != "two" || second.Annotations[targetcluster.AppliedHashAnnotation] == first.Annotations[targetcluster.AppliedHashAnnotation] {
+	if string(second.Data["k"]) != "two" || second.Annotations[childwriter.AppliedHashAnnotation] == first.Annotations[childwriter.AppliedHashAnnotation] {
 		t.Fatal("the change did not reach the child, or its hash did not move")
 	}
 	cachedHash()
 
 	// A settled child is not written.
-	if err := children.Apply(ctx, env.Scheme, owner, child("two"), targetcluster.ChangeFromCache); err != nil {
+	if err := children.Apply(ctx, owner, child("two"), childwriter.ChangeFromCache); err != nil {
 		t.Fatal(err)
 	}
 	if rv := live().ResourceVersion; rv != second.ResourceVersion {
@@ -89,12 +89,12 @@ func TestIntegrationChangeFromCacheTakesNothingItDoesNotOwn(t *testing.T) {
 	if err := remote.Client.Create(ctx, foreign); err != nil {
 		t.Fatal(err)
 	}
-	err := children.Apply(ctx, env.Scheme, owner, child("three"), targetcluster.ChangeFromCache)
-	var notOwned *targetcluster.NotOwnedError
+	err := children.Apply(ctx, owner, child("three"), childwriter.ChangeFromCache)
+	var notOwned *childwriter.NotOwnedError
 	if !errors.As(err, &notOwned) {
 		t.Errorf("applying over a foreign Secret returned %v, want a NotOwnedError", err)
 	}
-	if got := live(); string(got.Data["k"]) != "theirs" || got.Labels[targetcluster.OwnerKindLabel] != "" {
+	if got := live(); string(got.Data["k"]) != "theirs" || got.Labels[childwriter.OwnerKindLabel] != "" {
 		t.Error("the foreign Secret was changed")
 	}
 }

@@ -125,7 +125,7 @@ func TestIntegrationEndpointChangeNeedsTheAcknowledgement(t *testing.T) {
 
 // testenvRemote wraps a test cluster's own client like a Remote.
 func testenvRemote(c *testenv.Cluster) *targetcluster.Remote {
-	return &targetcluster.Remote{Name: c.Name, Client: c.Client, Reader: c.Client}
+	return &targetcluster.Remote{Name: c.Name, Client: c.Client, Reader: c.Client, Scheme: env.Scheme}
 }
 
 // clusterUID tells clusters apart by the UID of their default namespace.

@@ -26,6 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/anvil/anvil/internal/childwriter"
 )
 
 // Defaults for Options.
@@ -412,14 +414,16 @@ type Remote struct {
 	Name string
 	// Client reads from the cluster's cache and writes to its apiserver.
 	// Under a scoped registration it refuses, with a
-	// *NamespaceNotAllowedError, every write to a namespace the scope does
-	// not list, whichever path makes it.
+	// *childwriter.NamespaceNotAllowedError, every write to a namespace
+	// the scope does not list, whichever path makes it.
 	Client client.Client
 	// Reader reads from the apiserver directly. Ownership checks and sweeps
 	// use it, so they never act on a stale cache.
 	Reader client.Reader
 	// Namespaces is the registration's scope; empty means cluster-wide.
 	Namespaces []string
+	// Scheme is the one every compute cluster's client uses.
+	Scheme *runtime.Scheme
 }
 
 // Allows tells whether the registration lets Anvil work in namespace.
@@ -427,14 +431,28 @@ func (r *Remote) Allows(namespace string) bool {
 	return len(r.Namespaces) == 0 || slices.Contains(r.Namespaces, namespace)
 }
 
-// NamespaceNotAllowedError refuses a write to a namespace the cluster's
-// registration does not list.
-type NamespaceNotAllowedError struct {
-	Cluster, Namespace string
+// Writer places children on this compute cluster.
+func (r *Remote) Writer() *childwriter.Writer {
+	return &childwriter.Writer{Client: r.Client, Reader: r.Reader, Scheme: r.Scheme, Cluster: r.Name, Namespaces: r.Namespaces}
 }
 
-func (e *NamespaceNotAllowedError) Error() string {
-	return fmt.Sprintf("the registration of cluster %s does not list namespace %s", e.Cluster, e.Namespace)
+// WriterFor returns where the children of an object whose
+// targetClusterRef names cluster live: local for "", else the resolved
+// compute cluster. It returns the *UnavailableError to report when that
+// cluster cannot be used, also on a nil Registry, which means the operator
+// runs without compute clusters.
+func (r *Registry) WriterFor(cluster string, local *childwriter.Writer) (*childwriter.Writer, error) {
+	if cluster == "" {
+		return local, nil
+	}
+	if r == nil {
+		return nil, &UnavailableError{Cluster: cluster, Reason: "this operator runs without compute clusters"}
+	}
+	remote, err := r.Resolve(cluster)
+	if err != nil {
+		return nil, err
+	}
+	return remote.Writer(), nil
 }
 
 // Resolve returns the named compute cluster, or an *UnavailableError saying
@@ -457,7 +475,7 @@ func (r *Registry) Resolve(name string) (*Remote, error) {
 		// UnreachableReason.
 		return nil, &UnavailableError{Cluster: name, Reason: UnreachableReason}
 	}
-	return &Remote{Name: name, Client: e.client, Reader: e.cluster.GetAPIReader(), Namespaces: e.namespaces}, nil
+	return &Remote{Name: name, Client: e.client, Reader: e.cluster.GetAPIReader(), Namespaces: e.namespaces, Scheme: r.opts.Scheme}, nil
 }
 
 // Registered returns the names of the clusters whose registration Secrets

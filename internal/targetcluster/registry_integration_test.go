@@ -20,6 +20,8 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
+	"github.com/anvil/anvil/internal/controller/placement"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/kubeconfig"
 	"github.com/anvil/anvil/internal/targetcluster"
@@ -38,8 +40,8 @@ func TestIntegrationRemoteChildWatchEnqueuesOnlyFromTheOwnersCluster(t *testing.
 	if err != nil {
 		t.Fatalf("the child is not on compute-a: %v", err)
 	}
-	if child.Labels[targetcluster.OwnerKindLabel] != "OVNChassis" || child.Labels[targetcluster.OwnerNameLabel] != "watch-owner" ||
-		child.Labels[targetcluster.OwnerNamespaceLabel] != testenv.WorkloadNamespace || len(child.OwnerReferences) != 0 {
+	if child.Labels[childwriter.OwnerKindLabel] != "OVNChassis" || child.Labels[childwriter.OwnerNameLabel] != "watch-owner" ||
+		child.Labels[childwriter.OwnerNamespaceLabel] != testenv.WorkloadNamespace || len(child.OwnerReferences) != 0 {
 		t.Errorf("child ownership = labels %v, ownerReferences %v", child.Labels, child.OwnerReferences)
 	}
 	if _, err := getChild(t, b.Client, "watch-owner"); !apierrors.IsNotFound(err) {
@@ -410,7 +412,7 @@ func TestIntegrationDeletionSweepsOnlyOwnedChildren(t *testing.T) {
 	if err := env.Management.Client.Get(ctx, client.ObjectKeyFromObject(owner), owner); err != nil {
 		t.Fatal(err)
 	}
-	if !containsString(owner.Finalizers, targetcluster.RemoteChildrenFinalizer) {
+	if !containsString(owner.Finalizers, placement.RemoteChildrenFinalizer) {
 		t.Fatalf("finalizers = %v", owner.Finalizers)
 	}
 
@@ -419,7 +421,7 @@ func TestIntegrationDeletionSweepsOnlyOwnedChildren(t *testing.T) {
 	unlabelled := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: childName("sweep-owner"), Namespace: testenv.WorkloadNamespace}}
 	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 		Name: "someone-elses", Namespace: testenv.WorkloadNamespace,
-		Labels: map[string]string{targetcluster.OwnerKindLabel: "OVNChassis", targetcluster.OwnerNameLabel: "another-owner", targetcluster.OwnerNamespaceLabel: testenv.WorkloadNamespace},
+		Labels: map[string]string{childwriter.OwnerKindLabel: "OVNChassis", childwriter.OwnerNameLabel: "another-owner", childwriter.OwnerNamespaceLabel: testenv.WorkloadNamespace},
 	}}
 	for _, o := range []client.Object{unlabelled, foreign} {
 		if err := a.Client.Create(ctx, o); err != nil {
@@ -495,7 +497,7 @@ func TestIntegrationUnresolvableClusterAndTheAbandonPath(t *testing.T) {
 	}
 	found := false
 	for _, e := range events.Items {
-		if e.InvolvedObject.Name == "abandoned-owner" && e.Reason == targetcluster.ReasonRemoteChildrenAbandoned && e.Type == corev1.EventTypeWarning {
+		if e.InvolvedObject.Name == "abandoned-owner" && e.Reason == placement.ReasonRemoteChildrenAbandoned && e.Type == corev1.EventTypeWarning {
 			found = true
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/anvil/anvil/internal/childwriter"
 )
 
 // checkScope decides whether a write may go to namespace on a cluster whose
@@ -23,7 +25,7 @@ func checkScope(cluster string, scope []string, namespaced bool, namespace strin
 	if len(scope) == 0 || !namespaced || slices.Contains(scope, namespace) {
 		return nil
 	}
-	return &NamespaceNotAllowedError{Cluster: cluster, Namespace: namespace}
+	return &childwriter.NamespaceNotAllowedError{Cluster: cluster, Namespace: namespace}
 }
 
 // scopedClient is the client Remote hands out for a scoped registration:

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -43,7 +44,7 @@ func TestIntegrationScopeHoldsOnEveryRemoteWrite(t *testing.T) {
 	// An object Anvil would own, outside the scope, written behind its back.
 	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "scope-owner", Namespace: outside}}
 	owned := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "scope-child", Namespace: outside, Labels: map[string]string{
-		targetcluster.OwnerKindLabel: "ConfigMap", targetcluster.OwnerNameLabel: "scope-owner", targetcluster.OwnerNamespaceLabel: outside,
+		childwriter.OwnerKindLabel: "ConfigMap", childwriter.OwnerNameLabel: "scope-owner", childwriter.OwnerNamespaceLabel: outside,
 	}}, Data: map[string]string{"k": "v"}}
 	if err := a.Client.Create(ctx, owned.DeepCopy()); err != nil {
 		t.Fatal(err)
@@ -61,13 +62,13 @@ func TestIntegrationScopeHoldsOnEveryRemoteWrite(t *testing.T) {
 		"Create":              remote.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "scope-created", Namespace: outside}}),
 		"Update":              remote.Client.Update(ctx, owned.DeepCopy()),
 		"Patch":               remote.Client.Patch(ctx, owned.DeepCopy(), client.MergeFrom(owned)),
-		"Apply":               remote.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(targetcluster.FieldOwner)),
+		"Apply":               remote.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(childwriter.FieldOwner)),
 		"Delete":              remote.Client.Delete(ctx, owned.DeepCopy()),
 		"DeleteAllOf there":   remote.Client.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(outside)),
 		"DeleteAllOf all":     remote.Client.DeleteAllOf(ctx, &corev1.ConfigMap{}),
 		"Status().Patch":      remote.Client.Status().Patch(ctx, owned.DeepCopy(), client.MergeFrom(owned)),
-		"Children.Apply":      targetcluster.ChildrenOn(remote).Apply(ctx, env.Scheme, owner, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "scope-child", Namespace: outside}}),
-		"Sweep":               targetcluster.Sweep(ctx, remote, env.Scheme, owner, []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}}),
+		"Writer.Apply":        remote.Writer().Apply(ctx, owner, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "scope-child", Namespace: outside}}),
+		"Sweep":               remote.Writer().Sweep(ctx, owner, []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}}),
 		"SubResource().Apply": remote.Client.SubResource("status").Apply(ctx, client.ApplyConfigurationFromUnstructured(apply)),
 	}
 	for op, err := range writes {
@@ -75,13 +76,13 @@ func TestIntegrationScopeHoldsOnEveryRemoteWrite(t *testing.T) {
 		if op == "DeleteAllOf all" {
 			want = "" // every namespace
 		}
-		var refused *targetcluster.NamespaceNotAllowedError
+		var refused *childwriter.NamespaceNotAllowedError
 		if !errors.As(err, &refused) || refused.Cluster != name || refused.Namespace != want {
 			t.Errorf("%s outside the scope = %v, want a NamespaceNotAllowedError naming %q", op, err, want)
 		}
 	}
-	if deleted, err := targetcluster.ChildrenOn(remote).Delete(ctx, env.Scheme, owner, owned.DeepCopy()); deleted || err != nil {
-		t.Errorf("Children.Delete outside the scope = %v, %v; want nothing done", deleted, err)
+	if deleted, err := remote.Writer().Delete(ctx, owner, owned.DeepCopy()); deleted || err != nil {
+		t.Errorf("Writer.Delete outside the scope = %v, %v; want nothing done", deleted, err)
 	}
 	live := &corev1.ConfigMap{}
 	if err := a.Client.Get(ctx, client.ObjectKeyFromObject(owned), live); err != nil || live.ResourceVersion != owned.ResourceVersion {

@@ -1,14 +1,10 @@
 package targetcluster
 
 import (
-	"context"
 	"errors"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"github.com/anvil/anvil/internal/childwriter"
 )
 
 func TestCheckScope(t *testing.T) {
@@ -31,7 +27,7 @@ func TestCheckScope(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := checkScope("compute-a", tt.scope, tt.namespaced, tt.namespace)
-			var refused *NamespaceNotAllowedError
+			var refused *childwriter.NamespaceNotAllowedError
 			if got := errors.As(err, &refused); got != tt.refused || (err != nil && !got) {
 				t.Fatalf("checkScope = %v, want refused %v", err, tt.refused)
 			}
@@ -39,22 +35,6 @@ func TestCheckScope(t *testing.T) {
 				t.Errorf("refusal names %s/%q", refused.Cluster, refused.Namespace)
 			}
 		})
-	}
-}
-
-// A sweep of a namespace the scope does not list is refused before any
-// call: the Remote's reader and client are nil.
-func TestSweepOutsideTheScopeIsRefused(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := corev1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: "team-x"}}
-	err := Sweep(context.Background(), &Remote{Name: "compute-a", Namespaces: []string{"openstack"}}, scheme, owner,
-		[]schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}})
-	var refused *NamespaceNotAllowedError
-	if !errors.As(err, &refused) || refused.Namespace != "team-x" {
-		t.Errorf("Sweep outside the scope = %v, want a NamespaceNotAllowedError", err)
 	}
 }
 

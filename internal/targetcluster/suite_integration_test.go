@@ -24,6 +24,8 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
+	"github.com/anvil/anvil/internal/controller/placement"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/targetcluster"
 	anvilwebhook "github.com/anvil/anvil/internal/webhook"
@@ -80,7 +82,7 @@ func startOperator(t *testing.T) *operatorUnderTest {
 	clk := clocktesting.NewFakePassiveClock(time.Now())
 	w := &childWriter{
 		mgmt: mgr.GetClient(), registry: reg,
-		teardown: &targetcluster.Teardown{Registry: reg, Scheme: e.Scheme, Recorder: mgr.GetEventRecorder("test-writer"), Clock: clk},
+		teardown: &placement.Teardown{Registry: reg, Scheme: e.Scheme, Recorder: mgr.GetEventRecorder("test-writer"), Clock: clk},
 		passes:   map[string]int{}, written: map[string]chan struct{}{},
 	}
 	if err := w.setup(mgr); err != nil {
@@ -106,7 +108,7 @@ func startOperator(t *testing.T) *operatorUnderTest {
 type childWriter struct {
 	mgmt     client.Client
 	registry *targetcluster.Registry
-	teardown *targetcluster.Teardown
+	teardown *placement.Teardown
 
 	mu      sync.Mutex
 	passes  map[string]int
@@ -119,7 +121,7 @@ var childKinds = []schema.GroupVersionKind{
 }
 
 // unavailableRequeue is short in tests; real reconcilers use
-// targetcluster.UnavailableRequeue.
+// placement.UnavailableRequeue.
 const unavailableRequeue = time.Second
 
 func childName(owner string) string { return owner + "-child" }
@@ -171,10 +173,9 @@ func (w *childWriter) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	w.pass(obj.Name)
-	scheme := w.teardown.Scheme
 
 	if !obj.DeletionTimestamp.IsZero() {
-		if !controllerutil.ContainsFinalizer(obj, targetcluster.RemoteChildrenFinalizer) {
+		if !controllerutil.ContainsFinalizer(obj, placement.RemoteChildrenFinalizer) {
 			return ctrl.Result{}, nil
 		}
 		res, err := w.teardown.Run(ctx, obj, childKinds)
@@ -182,7 +183,7 @@ func (w *childWriter) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 			return ctrl.Result{}, err
 		}
 		if res.Release {
-			controllerutil.RemoveFinalizer(obj, targetcluster.RemoteChildrenFinalizer)
+			controllerutil.RemoveFinalizer(obj, placement.RemoteChildrenFinalizer)
 			return ctrl.Result{}, w.mgmt.Update(ctx, obj)
 		}
 		return ctrl.Result{RequeueAfter: unavailableRequeue}, w.setReady(ctx, obj, metav1.ConditionFalse, anvilmeta.TargetClusterUnavailableReason, res.Unavailable.Error())
@@ -192,15 +193,15 @@ func (w *childWriter) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 	if err != nil {
 		return ctrl.Result{RequeueAfter: unavailableRequeue}, w.setReady(ctx, obj, metav1.ConditionFalse, anvilmeta.TargetClusterUnavailableReason, err.Error())
 	}
-	if controllerutil.AddFinalizer(obj, targetcluster.RemoteChildrenFinalizer) {
+	if controllerutil.AddFinalizer(obj, placement.RemoteChildrenFinalizer) {
 		if err := w.mgmt.Update(ctx, obj); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: childName(obj.Name), Namespace: obj.Namespace},
 		Data: map[string]string{"owner": obj.Name}}
-	err = targetcluster.ChildrenOn(remote).Apply(ctx, scheme, obj, cm)
-	var notOwned *targetcluster.NotOwnedError
+	err = remote.Writer().Apply(ctx, obj, cm)
+	var notOwned *childwriter.NotOwnedError
 	switch {
 	case asNotOwned(err, &notOwned):
 		return ctrl.Result{}, w.setReady(ctx, obj, metav1.ConditionFalse, "ChildNotOwned", err.Error())
@@ -217,11 +218,11 @@ func (w *childWriter) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 	return ctrl.Result{}, nil
 }
 
-func asNotOwned(err error, target **targetcluster.NotOwnedError) bool {
+func asNotOwned(err error, target **childwriter.NotOwnedError) bool {
 	if err == nil {
 		return false
 	}
-	e, ok := err.(*targetcluster.NotOwnedError) //nolint:errorlint // Apply returns it unwrapped
+	e, ok := err.(*childwriter.NotOwnedError) //nolint:errorlint // Apply returns it unwrapped
 	if ok {
 		*target = e
 	}

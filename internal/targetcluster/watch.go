@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/anvil/anvil/internal/childwriter"
 )
 
 // Targeted is an object whose children go to the compute cluster it names.
@@ -232,7 +234,7 @@ func (r *Registry) mapChild(cluster string, w *remoteWatch, obj any) {
 	if err != nil {
 		return
 	}
-	key, ok := ownerKeyFromLabels(m.GetLabels(), w.ownerKind, m.GetNamespace())
+	key, ok := childwriter.OwnerKeyFromLabels(m.GetLabels(), w.ownerKind, m.GetNamespace())
 	if !ok {
 		return
 	}

@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/dev/testenv"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // object is one stored object as the census sees it: where it lives and
@@ -102,7 +102,7 @@ func anvilOwned(o object) bool {
 	if anvilGroup(o.resource.Group) {
 		return true
 	}
-	if o.meta.Labels[targetcluster.OwnerKindLabel] != "" {
+	if o.meta.Labels[childwriter.OwnerKindLabel] != "" {
 		return true
 	}
 	for _, ref := range o.meta.OwnerReferences {
@@ -118,7 +118,7 @@ func anvilOwned(o object) bool {
 // cluster; ok is false for an object that names none.
 func ownerOf(t *testing.T, o object) (owner *metav1.PartialObjectMetadata, ok bool) {
 	t.Helper()
-	if kind := o.meta.Labels[targetcluster.OwnerKindLabel]; kind != "" {
+	if kind := o.meta.Labels[childwriter.OwnerKindLabel]; kind != "" {
 		gvk, found := anvilKind(kind)
 		if !found {
 			t.Errorf("%s names an owner of kind %s, which is not Anvil's", o.key(), kind)
@@ -126,7 +126,7 @@ func ownerOf(t *testing.T, o object) (owner *metav1.PartialObjectMetadata, ok bo
 		}
 		owner = &metav1.PartialObjectMetadata{}
 		owner.SetGroupVersionKind(gvk)
-		owner.Namespace, owner.Name = o.meta.Labels[targetcluster.OwnerNamespaceLabel], o.meta.Labels[targetcluster.OwnerNameLabel]
+		owner.Namespace, owner.Name = o.meta.Labels[childwriter.OwnerNamespaceLabel], o.meta.Labels[childwriter.OwnerNameLabel]
 		return owner, true
 	}
 	for _, ref := range o.meta.OwnerReferences {

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/anvil/anvil/internal/targetcluster"
+	"github.com/anvil/anvil/internal/childwriter"
 )
 
 // snapshot renders every child the subject controls, keyed by kind and
@@ -53,8 +53,8 @@ func controlledBy(u, owner *unstructured.Unstructured) bool {
 		}
 	}
 	l := u.GetLabels()
-	return l[targetcluster.OwnerKindLabel] == owner.GetKind() && l[targetcluster.OwnerNameLabel] == owner.GetName() &&
-		l[targetcluster.OwnerNamespaceLabel] == owner.GetNamespace()
+	return l[childwriter.OwnerKindLabel] == owner.GetKind() && l[childwriter.OwnerNameLabel] == owner.GetName() &&
+		l[childwriter.OwnerNamespaceLabel] == owner.GetNamespace()
 }
 
 // normalize keeps what the subject's pass decides.

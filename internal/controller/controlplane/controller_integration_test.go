@@ -20,8 +20,8 @@ import (
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/dev/testenv"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // The projected Nova reads the Secrets the ControlPlane delivers, and
@@ -154,9 +154,9 @@ func TestIntegrationMirrorsTheContractOntoPoolClusters(t *testing.T) {
 	}
 	wantLabels := map[string]string{
 		c5c3v1alpha1.ComputeConfigMirrorLabel: "true",
-		targetcluster.OwnerKindLabel:          "ControlPlane",
-		targetcluster.OwnerNameLabel:          "mir",
-		targetcluster.OwnerNamespaceLabel:     testNamespace,
+		childwriter.OwnerKindLabel:            "ControlPlane",
+		childwriter.OwnerNameLabel:            "mir",
+		childwriter.OwnerNamespaceLabel:       testNamespace,
 	}
 	for k, v := range wantLabels {
 		if a.Labels[k] != v {

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
-	"github.com/anvil/anvil/internal/targetcluster"
+	"github.com/anvil/anvil/internal/childwriter"
 )
 
 // Ownership marks alone cannot vouch for a generated value: anyone who may
@@ -66,9 +66,9 @@ func ForgetGenerated(entries []c5c3v1alpha1.GeneratedSecret, name string) []c5c3
 // whose value the next pass reads.
 func (r *Reconciler) ensureGenerated(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, s *corev1.Secret, key string, replace bool) (string, error) {
 	fresh := s.DeepCopy()
-	local := targetcluster.LocalChildren(r.Client)
+	local := childwriter.Local(r.Client, r.Scheme)
 	if !replace {
-		if err := local.Apply(ctx, r.Scheme, cp, s, targetcluster.CreateOnly); err != nil {
+		if err := local.Apply(ctx, cp, s, childwriter.CreateOnly); err != nil {
 			return "", err
 		}
 		if s.ResourceVersion == "" {
@@ -91,7 +91,7 @@ func (r *Reconciler) ensureGenerated(ctx context.Context, cp *c5c3v1alpha1.Contr
 			"Secret %s/%s carried a value this ControlPlane did not generate; it gets a new one", s.Namespace, s.Name)
 		s = fresh
 	}
-	if err := local.Apply(ctx, r.Scheme, cp, s); err != nil {
+	if err := local.Apply(ctx, cp, s); err != nil {
 		return "", err
 	}
 	value := string(s.Data[key])

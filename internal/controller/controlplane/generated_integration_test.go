@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/controlplane"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // plantOwnedSecret creates, as a user with Secret rights in the namespace
@@ -23,7 +23,7 @@ func plantOwnedSecret(t *testing.T, name, cp, key, value string) {
 	t.Helper()
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace, Labels: map[string]string{
-			targetcluster.OwnerKindLabel: "ControlPlane", targetcluster.OwnerNameLabel: cp, targetcluster.OwnerNamespaceLabel: testNamespace,
+			childwriter.OwnerKindLabel: "ControlPlane", childwriter.OwnerNameLabel: cp, childwriter.OwnerNamespaceLabel: testNamespace,
 		}},
 		Data: map[string][]byte{key: []byte(value)},
 	}

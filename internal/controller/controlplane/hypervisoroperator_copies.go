@@ -11,7 +11,7 @@ import (
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
-	"github.com/anvil/anvil/internal/targetcluster"
+	"github.com/anvil/anvil/internal/childwriter"
 )
 
 // The hypervisor operator's account is a cloud admin, and root on any node
@@ -61,7 +61,7 @@ func (r *Reconciler) authOptIn(ctx context.Context, cluster, namespace string) b
 // it deleted one. The cluster's cache is asked first, so a pass that finds
 // nothing to withdraw sends no request.
 func (r *Reconciler) withdrawAuthCopy(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string) *clusterResult {
-	children, err := r.Registry.ChildrenFor(cluster, nil)
+	children, err := r.Registry.WriterFor(cluster, nil)
 	if err != nil {
 		return &clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()}
 	}
@@ -69,7 +69,7 @@ func (r *Reconciler) withdrawAuthCopy(ctx context.Context, cp *c5c3v1alpha1.Cont
 	cached := &metav1.PartialObjectMetadata{}
 	cached.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	if err := children.Client.Get(ctx, client.ObjectKey{Namespace: cp.Namespace, Name: name}, cached); apierrors.IsNotFound(err) ||
-		(err == nil && !targetcluster.Controls(cp, cached, r.Scheme)) {
+		(err == nil && !childwriter.Controls(cp, cached, r.Scheme)) {
 		return nil
 	}
 	deleted, res := r.deleteAuthCopy(ctx, cp, cluster, children)
@@ -87,7 +87,7 @@ func (r *Reconciler) withdrawAuthCopy(ctx context.Context, cp *c5c3v1alpha1.Cont
 // deleteAuthCopy deletes the auth Secret's copy on one cluster if this
 // ControlPlane owns it and it carries the mirror label; a copy someone else
 // made is never touched. It tells whether it deleted one.
-func (r *Reconciler) deleteAuthCopy(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, children *targetcluster.Children) (bool, *clusterResult) {
+func (r *Reconciler) deleteAuthCopy(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, children *childwriter.Writer) (bool, *clusterResult) {
 	name := HypervisorOperatorAuthName(cp)
 	deleted, err := r.deleteCopy(ctx, cp, children, deliveredCopy{name, c5c3v1alpha1.ComputeConfigMirrorLabel})
 	if err != nil {

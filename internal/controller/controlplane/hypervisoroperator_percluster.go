@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // With credentials: PerCluster, each compute cluster's copy of the
@@ -115,7 +115,7 @@ func (r *Reconciler) clusterAuth(ctx context.Context, p *pass, cluster string) (
 // copiedPassword is the password the cluster's copy of the auth Secret
 // carries, or "".
 func (r *Reconciler) copiedPassword(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string) string {
-	children, err := r.Registry.ChildrenFor(cluster, nil)
+	children, err := r.Registry.WriterFor(cluster, nil)
 	if err != nil {
 		return ""
 	}
@@ -141,13 +141,13 @@ func (r *Reconciler) pruneClusterHypervisorOperators(ctx context.Context, p *pas
 	for i := range list.Items {
 		s := &list.Items[i]
 		cluster := s.Labels[c5c3v1alpha1.HypervisorOperatorClusterLabel]
-		if slices.Contains(keep, cluster) || !targetcluster.Controls(p.cp, s, r.Scheme) {
+		if slices.Contains(keep, cluster) || !childwriter.Controls(p.cp, s, r.Scheme) {
 			continue
 		}
 		if err := r.deleteClusterHypervisorOperator(ctx, p, cluster); err != nil {
 			return clusterHypervisorOperatorError(cluster, err)
 		}
-		if _, err := targetcluster.LocalChildren(r.Client).Delete(ctx, r.Scheme, p.cp, s); err != nil {
+		if _, err := childwriter.Local(r.Client, r.Scheme).Delete(ctx, p.cp, s); err != nil {
 			return err
 		}
 		p.cp.Status.GeneratedSecrets = ForgetGenerated(p.cp.Status.GeneratedSecrets, s.Name)

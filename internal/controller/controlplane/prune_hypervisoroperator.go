@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // pruneHypervisorOperator removes everything the account left, in the
@@ -37,10 +37,10 @@ func (r *Reconciler) pruneHypervisorOperator(ctx context.Context, p *pass) error
 	if err := r.deleteAccount(ctx, p); err != nil {
 		return hypervisorOperatorError(err)
 	}
-	local := targetcluster.LocalChildren(r.Client)
+	local := childwriter.Local(r.Client, r.Scheme)
 	for _, name := range []string{HypervisorOperatorAuthName(cp), HypervisorOperatorCredentialsName(cp)} {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cp.Namespace, Name: name}}
-		if _, err := local.Delete(ctx, r.Scheme, cp, s); err != nil {
+		if _, err := local.Delete(ctx, cp, s); err != nil {
 			return hypervisorOperatorError(fmt.Errorf("deleting Secret %s/%s: %w", cp.Namespace, name, err))
 		}
 		cp.Status.GeneratedSecrets = ForgetGenerated(cp.Status.GeneratedSecrets, name)
@@ -82,7 +82,7 @@ func (r *Reconciler) releaseFinalizer(ctx context.Context, p *pass) (flow.Outcom
 			return flow.Continue, err
 		}
 		for i := range list.Items {
-			if targetcluster.Controls(cp, &list.Items[i], r.Scheme) {
+			if childwriter.Controls(cp, &list.Items[i], r.Scheme) {
 				return flow.Continue, nil
 			}
 		}

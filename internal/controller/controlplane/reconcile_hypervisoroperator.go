@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/openstack"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // foreignRequeue is how often a ControlPlane looks again at a Keystone
@@ -95,7 +95,7 @@ func (r *Reconciler) provisionHypervisorOperator(ctx context.Context, p *pass) (
 	p.hvoDomainID, p.hvoProjectID = domainID, projectID
 	data := BuildHypervisorOperatorAuth(cp, p.adminDomain, password)
 	auth := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: HypervisorOperatorAuthName(cp), Namespace: cp.Namespace}, Type: corev1.SecretTypeOpaque, Data: data}
-	if err := targetcluster.LocalChildren(r.Client).Apply(ctx, r.Scheme, cp, auth); err != nil {
+	if err := childwriter.Local(r.Client, r.Scheme).Apply(ctx, cp, auth); err != nil {
 		return nil, err
 	}
 	return data, nil
@@ -291,7 +291,7 @@ func grantRole(ctx context.Context, ks openstack.Accounts, role, userID, project
 func hypervisorOperatorError(err error) error {
 	var step *flow.StepError
 	var foreign *ForeignAccountError
-	var notOwned *targetcluster.NotOwnedError
+	var notOwned *childwriter.NotOwnedError
 	switch {
 	case errors.As(err, &step):
 		return err

@@ -16,9 +16,9 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/novaconfig"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // metadataSecretKey is the one key of the shared secret's copy.
@@ -129,13 +129,13 @@ func (r *Reconciler) metadataSharedSecret(ctx context.Context, p *pass) ([]byte,
 // problem, or nil. A same-named Secret the ControlPlane does not own is
 // refused and left as it is.
 func (r *Reconciler) copyMetadataSecretTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, value []byte) *clusterResult {
-	children, err := r.Registry.ChildrenFor(cluster, nil)
+	children, err := r.Registry.WriterFor(cluster, nil)
 	if err != nil {
 		return &clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()}
 	}
 	copied := BuildMetadataAgentSecret(cp, value)
-	err = children.Apply(ctx, r.Scheme, cp, copied)
-	var notOwned *targetcluster.NotOwnedError
+	err = children.Apply(ctx, cp, copied)
+	var notOwned *childwriter.NotOwnedError
 	switch {
 	case errors.As(err, &notOwned):
 		return &clusterResult{cluster, c5c3v1alpha1.NovaMetadataAgentSecretErrorReason, fmt.Sprintf("on %s: %s", cluster, err.Error())}

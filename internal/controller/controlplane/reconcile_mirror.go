@@ -18,10 +18,10 @@ import (
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/inputs"
 	"github.com/anvil/anvil/internal/novaconfig"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // MirrorTargets returns the clusters that need the Nova's contract: the
@@ -252,7 +252,7 @@ func describeDeliveries(targets []string, auth bool, withheld []string) string {
 // perClusterMirror renders mirror for a cluster with its own user, and
 // reports a problem, or nil.
 func (r *Reconciler) perClusterMirror(ctx context.Context, p *pass, cluster string, mirror *corev1.Secret) *clusterResult {
-	children, err := r.Registry.ChildrenFor(cluster, nil)
+	children, err := r.Registry.WriterFor(cluster, nil)
 	if err != nil {
 		// Nothing is issued for a cluster that cannot receive it.
 		return &clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()}
@@ -316,7 +316,7 @@ func (r *Reconciler) mirrorTargets(ctx context.Context, cp *c5c3v1alpha1.Control
 // copyAuthTo writes the hypervisor operator's auth Secret onto one
 // cluster, with the mirror label, and reports a problem, or nil.
 func (r *Reconciler) copyAuthTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, data map[string][]byte) *clusterResult {
-	children, err := r.Registry.ChildrenFor(cluster, nil)
+	children, err := r.Registry.WriterFor(cluster, nil)
 	if err != nil {
 		return &clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()}
 	}
@@ -326,7 +326,7 @@ func (r *Reconciler) copyAuthTo(ctx context.Context, cp *c5c3v1alpha1.ControlPla
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}
-	if err := children.Apply(ctx, r.Scheme, cp, copied); err != nil {
+	if err := children.Apply(ctx, cp, copied); err != nil {
 		return &clusterResult{cluster, c5c3v1alpha1.HypervisorOperatorErrorReason,
 			fmt.Sprintf("on %s: writing Secret %s/%s: %s", cluster, copied.Namespace, copied.Name, err.Error())}
 	}
@@ -338,7 +338,7 @@ func (r *Reconciler) copyAuthTo(ctx context.Context, cp *c5c3v1alpha1.ControlPla
 func (r *Reconciler) pruneAuthCopies(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, targets []string) []clusterResult {
 	var results []clusterResult
 	for _, cluster := range targets {
-		children, err := r.Registry.ChildrenFor(cluster, nil)
+		children, err := r.Registry.WriterFor(cluster, nil)
 		if err != nil {
 			results = append(results, clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()})
 			continue
@@ -352,15 +352,15 @@ func (r *Reconciler) pruneAuthCopies(ctx context.Context, cp *c5c3v1alpha1.Contr
 
 // mirrorTo writes the copy onto one cluster and reports a problem, or nil.
 func (r *Reconciler) mirrorTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, mirror *corev1.Secret) *clusterResult {
-	children, err := r.Registry.ChildrenFor(cluster, nil)
+	children, err := r.Registry.WriterFor(cluster, nil)
 	if err != nil {
 		return &clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()}
 	}
 	namespace := mirror.Namespace
 	// The cluster's cache watches these Secrets' metadata, so a changed
 	// contract goes out without reading the mirror first.
-	err = children.Apply(ctx, r.Scheme, cp, mirror, targetcluster.ChangeFromCache)
-	var notOwned *targetcluster.NotOwnedError
+	err = children.Apply(ctx, cp, mirror, childwriter.ChangeFromCache)
+	var notOwned *childwriter.NotOwnedError
 	switch {
 	case errors.As(err, &notOwned):
 		return &clusterResult{cluster, c5c3v1alpha1.NovaComputeConfigErrorReason, fmt.Sprintf("on %s: %s", cluster, err.Error())}

@@ -15,10 +15,10 @@ import (
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/inputs"
 	"github.com/anvil/anvil/internal/novaconfig"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // Default keys of the Secrets a ControlPlane reads.
@@ -136,8 +136,8 @@ func (r *Reconciler) projectNova(ctx context.Context, cp *c5c3v1alpha1.ControlPl
 		return nil, flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaErrorReason, err)
 	}
 	nova := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: NovaName(cp), Namespace: cp.Namespace}, Spec: desired}
-	err = targetcluster.LocalChildren(r.Client).Apply(ctx, r.Scheme, cp, nova)
-	var notOwned *targetcluster.NotOwnedError
+	err = childwriter.Local(r.Client, r.Scheme).Apply(ctx, cp, nova)
+	var notOwned *childwriter.NotOwnedError
 	switch {
 	case errors.As(err, &notOwned):
 		return nil, flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaErrorReason,
@@ -279,10 +279,10 @@ func (r *Reconciler) readKey(ctx context.Context, cp *c5c3v1alpha1.ControlPlane,
 // applyLocalSecret makes a ControlPlane-owned Secret on the management
 // cluster hold exactly data. A foreign Secret of that name is refused and
 // reported under NovaError.
-func (r *Reconciler) applyLocalSecret(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, name string, data map[string][]byte, opts ...targetcluster.ApplyOption) error {
+func (r *Reconciler) applyLocalSecret(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, name string, data map[string][]byte, opts ...childwriter.ApplyOption) error {
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cp.Namespace}, Type: corev1.SecretTypeOpaque, Data: data}
-	err := targetcluster.LocalChildren(r.Client).Apply(ctx, r.Scheme, cp, s, opts...)
-	var notOwned *targetcluster.NotOwnedError
+	err := childwriter.Local(r.Client, r.Scheme).Apply(ctx, cp, s, opts...)
+	var notOwned *childwriter.NotOwnedError
 	if errors.As(err, &notOwned) {
 		return flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaErrorReason, err)
 	}
@@ -304,7 +304,7 @@ func (r *Reconciler) ensureGeneratedMetadataSecret(ctx context.Context, cp *c5c3
 		Data:       map[string][]byte{sharedSecretKey: []byte(secret)},
 	}
 	_, err = r.ensureGenerated(ctx, cp, s, sharedSecretKey, false)
-	var notOwned *targetcluster.NotOwnedError
+	var notOwned *childwriter.NotOwnedError
 	if errors.As(err, &notOwned) {
 		return flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaErrorReason, err)
 	}
@@ -324,10 +324,10 @@ func (r *Reconciler) reapReleased(ctx context.Context, cp *c5c3v1alpha1.ControlP
 	if cp.Spec.Services.Nova.MetadataSharedSecretRef != nil {
 		names = append(names, cp.Name+c5c3v1alpha1.NovaMetadataSecretSuffix)
 	}
-	local := targetcluster.LocalChildren(r.Client)
+	local := childwriter.Local(r.Client, r.Scheme)
 	for _, name := range names {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cp.Namespace, Name: name}}
-		if _, err := local.Delete(ctx, r.Scheme, cp, s); err != nil {
+		if _, err := local.Delete(ctx, cp, s); err != nil {
 			return err
 		}
 	}

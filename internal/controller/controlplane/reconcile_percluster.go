@@ -11,9 +11,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/openstack"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // The nova service user the projected Nova runs as (BuildNovaSpec): a
@@ -239,13 +239,13 @@ func (r *Reconciler) pruneClusterCredentials(ctx context.Context, p *pass) (flow
 	for i := range list.Items {
 		s := &list.Items[i]
 		cluster := s.Labels[c5c3v1alpha1.ComputeClusterLabel]
-		if keep[cluster] || !targetcluster.Controls(p.cp, s, r.Scheme) {
+		if keep[cluster] || !childwriter.Controls(p.cp, s, r.Scheme) {
 			continue
 		}
 		if err := r.deleteClusterUser(ctx, p, cluster); err != nil {
 			return flow.Continue, clusterUserError(cluster, err)
 		}
-		if _, err := targetcluster.LocalChildren(r.Client).Delete(ctx, r.Scheme, p.cp, s); err != nil {
+		if _, err := childwriter.Local(r.Client, r.Scheme).Delete(ctx, p.cp, s); err != nil {
 			return flow.Continue, err
 		}
 		p.cp.Status.GeneratedSecrets = ForgetGenerated(p.cp.Status.GeneratedSecrets, s.Name)

@@ -14,8 +14,8 @@ import (
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // deliveredCopy is one kind of Secret a ControlPlane delivers to compute
@@ -70,7 +70,7 @@ func (r *Reconciler) reapDeliveries(ctx context.Context, p *pass) (flow.Outcome,
 	var unreachable []string
 	var failed []error
 	for _, cluster := range clusters {
-		children, err := r.Registry.ChildrenFor(cluster, nil)
+		children, err := r.Registry.WriterFor(cluster, nil)
 		if err != nil {
 			unreachable = append(unreachable, cluster)
 			continue
@@ -92,7 +92,7 @@ func (r *Reconciler) reapDeliveries(ctx context.Context, p *pass) (flow.Outcome,
 
 // reapOn deletes this ControlPlane's copies on one cluster, recording a
 // Normal DeliveredCopyReaped for each one deleted.
-func (r *Reconciler) reapOn(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, children *targetcluster.Children) error {
+func (r *Reconciler) reapOn(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, children *childwriter.Writer) error {
 	for _, c := range deliveredCopies(cp) {
 		deleted, err := r.deleteCopy(ctx, cp, children, c)
 		if err != nil {
@@ -110,9 +110,9 @@ func (r *Reconciler) reapOn(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, 
 // deleteCopy deletes one delivered copy on a cluster if it carries its copy
 // label and this ControlPlane's ownership labels; a Secret of the same name
 // someone else made is never touched. It tells whether it deleted one.
-func (r *Reconciler) deleteCopy(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, children *targetcluster.Children, c deliveredCopy) (bool, error) {
+func (r *Reconciler) deleteCopy(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, children *childwriter.Writer, c deliveredCopy) (bool, error) {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cp.Namespace, Name: c.name}}
 	return children.DeleteIf(ctx, secret, func(live client.Object) bool {
-		return live.GetLabels()[c.label] == "true" && targetcluster.Controls(cp, live, r.Scheme)
+		return live.GetLabels()[c.label] == "true" && childwriter.Controls(cp, live, r.Scheme)
 	})
 }

@@ -15,9 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/neutronmetadataagent"
+	"github.com/anvil/anvil/internal/controller/placement"
 	"github.com/anvil/anvil/internal/dev/testenv"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // mirrorName is the ControlPlane's copy of the shared secret the suite's
@@ -37,7 +38,7 @@ func TestIntegrationChassisReasons(t *testing.T) {
 
 	newAgent(t, "reasons-missing", "no-such-chassis", nil)
 	a := waitAgent(t, "reasons-missing", neutronv1alpha1.ChassisReadyCondition, neutronv1alpha1.ChassisNotFoundReason)
-	if !controllerutil.ContainsFinalizer(a, targetcluster.RemoteChildrenFinalizer) {
+	if !controllerutil.ContainsFinalizer(a, placement.RemoteChildrenFinalizer) {
 		t.Error("a placed agent has no remote-children finalizer")
 	}
 
@@ -190,8 +191,8 @@ func newMirror(value string) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: mirrorName, Namespace: ns, Labels: map[string]string{
 			neutronv1alpha1.MetadataSharedSecretMirrorLabel: "true",
-			targetcluster.OwnerKindLabel:                    "ControlPlane", targetcluster.OwnerNameLabel: "controlplane",
-			targetcluster.OwnerNamespaceLabel: ns,
+			childwriter.OwnerKindLabel:                      "ControlPlane", childwriter.OwnerNameLabel: "controlplane",
+			childwriter.OwnerNamespaceLabel: ns,
 		}},
 		Data: map[string][]byte{"shared_secret": []byte(value)},
 	}

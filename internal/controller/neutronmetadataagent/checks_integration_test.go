@@ -11,9 +11,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/neutronmetadataagent"
 	"github.com/anvil/anvil/internal/dev/testenv"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // checkDaemonSet checks the guide agent's DaemonSet as compute-a has it:
@@ -22,7 +22,7 @@ import (
 // Secret and only its hash on the template.
 func checkDaemonSet(t *testing.T, ds *appsv1.DaemonSet, sb string) {
 	t.Helper()
-	if ds.Labels[targetcluster.OwnerKindLabel] != "NeutronMetadataAgent" || ds.Labels[targetcluster.OwnerNameLabel] != "guide-agent" ||
+	if ds.Labels[childwriter.OwnerKindLabel] != "NeutronMetadataAgent" || ds.Labels[childwriter.OwnerNameLabel] != "guide-agent" ||
 		len(ds.OwnerReferences) != 0 {
 		t.Errorf("ownership = labels %v, refs %v", ds.Labels, ds.OwnerReferences)
 	}

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/placement"
@@ -36,7 +37,7 @@ type Reconciler struct {
 	// Registry resolves targetClusterRef; nil turns placed agents off.
 	Registry *targetcluster.Registry
 	// Teardown removes a placed agent's children on deletion.
-	Teardown *targetcluster.Teardown
+	Teardown *placement.Teardown
 	// Recorder records MetadataSharedSecretMirrorReaped.
 	Recorder events.EventRecorder
 	// Policy is what an agent may run; the webhook checks the same.
@@ -58,7 +59,7 @@ type pass struct {
 	before *neutronv1alpha1.NeutronMetadataAgent
 	// children is where the children live, live reads that cluster
 	// without a cache. Set by Cluster.
-	children *targetcluster.Children
+	children *childwriter.Writer
 	live     client.Reader
 	// chassis is what the chassis and its central resolved to. Set by
 	// Chassis.
@@ -125,7 +126,7 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, p *pass) (flow.Outcome
 // that reports an unusable cluster, how soon it looks again, and the kinds
 // of its children.
 func (r *Reconciler) placement() placement.Protocol {
-	return placement.Protocol{Client: r.Client, APIReader: r.APIReader, Registry: r.Registry, Teardown: r.Teardown,
+	return placement.Protocol{Client: r.Client, Scheme: r.Scheme, APIReader: r.APIReader, Registry: r.Registry, Teardown: r.Teardown,
 		Condition: neutronv1alpha1.ChassisReadyCondition, Poll: chassisPoll, Kinds: childKinds}
 }
 

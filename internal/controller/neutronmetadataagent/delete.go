@@ -11,7 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
-	"github.com/anvil/anvil/internal/targetcluster"
+	"github.com/anvil/anvil/internal/childwriter"
+	"github.com/anvil/anvil/internal/controller/placement"
 )
 
 // release lets a local agent's children go with their ownerReferences. A
@@ -21,11 +22,11 @@ import (
 // lets it go without a reap or sweep once the teardown gives the cluster
 // up. Any error keeps the finalizer.
 func (r *Reconciler) release(ctx context.Context, a *neutronv1alpha1.NeutronMetadataAgent) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(a, targetcluster.RemoteChildrenFinalizer) {
+	if !controllerutil.ContainsFinalizer(a, placement.RemoteChildrenFinalizer) {
 		return ctrl.Result{}, nil
 	}
 	if remote, err := r.Registry.Resolve(a.TargetClusterName()); err == nil {
-		if err := r.reapMirrors(ctx, targetcluster.ChildrenOn(remote), a); err != nil {
+		if err := r.reapMirrors(ctx, remote.Writer(), a); err != nil {
 			return ctrl.Result{}, fmt.Errorf("reaping the shared secret's copies: %w", err)
 		}
 	}
@@ -40,7 +41,7 @@ func (r *Reconciler) release(ctx context.Context, a *neutronv1alpha1.NeutronMeta
 // again on the live object and is conditional on its UID, so neither a
 // Secret without the ControlPlane's labels nor one recreated meanwhile is
 // ever deleted.
-func (r *Reconciler) reapMirrors(ctx context.Context, cluster *targetcluster.Children, a *neutronv1alpha1.NeutronMetadataAgent) error {
+func (r *Reconciler) reapMirrors(ctx context.Context, cluster *childwriter.Writer, a *neutronv1alpha1.NeutronMetadataAgent) error {
 	secrets := &corev1.SecretList{}
 	if err := cluster.Reader.List(ctx, secrets, client.InNamespace(a.Namespace),
 		client.MatchingLabels{neutronv1alpha1.MetadataSharedSecretMirrorLabel: "true"}); err != nil {

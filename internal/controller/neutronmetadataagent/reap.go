@@ -5,7 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
-	"github.com/anvil/anvil/internal/targetcluster"
+	"github.com/anvil/anvil/internal/childwriter"
 )
 
 // controlPlaneKind is the kind the ownership labels of a delivered copy name.
@@ -19,10 +19,10 @@ const controlPlaneKind = "ControlPlane"
 // otherwise have an agent's teardown delete it.
 func isDeliveredCopy(s metav1.Object) bool {
 	l := s.GetLabels()
-	owner := l[targetcluster.OwnerNameLabel]
+	owner := l[childwriter.OwnerNameLabel]
 	return l[neutronv1alpha1.MetadataSharedSecretMirrorLabel] == "true" &&
-		l[targetcluster.OwnerKindLabel] == controlPlaneKind &&
-		l[targetcluster.OwnerNamespaceLabel] == s.GetNamespace() &&
+		l[childwriter.OwnerKindLabel] == controlPlaneKind &&
+		l[childwriter.OwnerNamespaceLabel] == s.GetNamespace() &&
 		owner != "" && s.GetName() == neutronv1alpha1.MetadataSharedSecretMirrorName(owner)
 }
 

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
-	"github.com/anvil/anvil/internal/targetcluster"
+	"github.com/anvil/anvil/internal/childwriter"
 )
 
 // mirror is a Secret named name in openstack; delivered gives it the
@@ -18,8 +18,8 @@ func mirror(name string, delivered bool) corev1.Secret {
 	if delivered {
 		s.Labels = map[string]string{
 			neutronv1alpha1.MetadataSharedSecretMirrorLabel: "true",
-			targetcluster.OwnerKindLabel:                    "ControlPlane", targetcluster.OwnerNameLabel: "cp",
-			targetcluster.OwnerNamespaceLabel: "openstack",
+			childwriter.OwnerKindLabel:                      "ControlPlane", childwriter.OwnerNameLabel: "cp",
+			childwriter.OwnerNamespaceLabel: "openstack",
 		}
 	}
 	return s
@@ -53,9 +53,9 @@ func TestMirrorsToReap(t *testing.T) {
 	me := naming("me", "compute-a", copyName, true)
 	elsewhere := mirror(copyName, true)
 	elsewhere.Namespace = "other"
-	elsewhere.Labels[targetcluster.OwnerNamespaceLabel] = "other"
+	elsewhere.Labels[childwriter.OwnerNamespaceLabel] = "other"
 	// A copy of ControlPlane "x" under the name of "cp"'s copy.
-	misnamed := relabelled(targetcluster.OwnerNameLabel, "x")
+	misnamed := relabelled(childwriter.OwnerNameLabel, "x")
 	agents := func(others ...neutronv1alpha1.NeutronMetadataAgent) []neutronv1alpha1.NeutronMetadataAgent {
 		return append([]neutronv1alpha1.NeutronMetadataAgent{me}, others...)
 	}
@@ -85,10 +85,10 @@ func TestMirrorsToReap(t *testing.T) {
 			return &a
 		}(), mirrors: []corev1.Secret{mirror(copyName, true)}, agents: agents()},
 		{name: "an unlabelled Secret is never reaped", mirrors: []corev1.Secret{mirror(copyName, false)}, agents: agents()},
-		{name: "the mirror label alone is not enough", mirrors: []corev1.Secret{relabelled(targetcluster.OwnerKindLabel, "")}, agents: agents()},
+		{name: "the mirror label alone is not enough", mirrors: []corev1.Secret{relabelled(childwriter.OwnerKindLabel, "")}, agents: agents()},
 		{name: "a mirror label other than true", mirrors: []corev1.Secret{relabelled(neutronv1alpha1.MetadataSharedSecretMirrorLabel, "false")}, agents: agents()},
-		{name: "owned by another kind", mirrors: []corev1.Secret{relabelled(targetcluster.OwnerKindLabel, "Nova")}, agents: agents()},
-		{name: "owned from another namespace", mirrors: []corev1.Secret{relabelled(targetcluster.OwnerNamespaceLabel, "elsewhere")}, agents: agents()},
+		{name: "owned by another kind", mirrors: []corev1.Secret{relabelled(childwriter.OwnerKindLabel, "Nova")}, agents: agents()},
+		{name: "owned from another namespace", mirrors: []corev1.Secret{relabelled(childwriter.OwnerNamespaceLabel, "elsewhere")}, agents: agents()},
 		{name: "a name that is not its owner's copy", mirrors: []corev1.Secret{misnamed}, agents: agents()},
 		{name: "another namespace is not the agent's", mirrors: []corev1.Secret{elsewhere}, agents: agents()},
 	}

@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // reconcileConfig renders the agent's configuration into its immutable
@@ -27,8 +27,8 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, p *pass) (flow.Outcome
 			fmt.Errorf("rendering %s: %w", ConfigKey, err))
 	}
 	cm := BuildConfigMap(a, ini)
-	if err := p.children.Apply(ctx, r.Scheme, a, cm); err != nil {
-		var notOwned *targetcluster.NotOwnedError
+	if err := p.children.Apply(ctx, a, cm); err != nil {
+		var notOwned *childwriter.NotOwnedError
 		if errors.As(err, &notOwned) {
 			return flow.Continue, flow.Invalid(neutronv1alpha1.SecretsReadyCondition, neutronv1alpha1.ConfigErrorReason, err)
 		}
@@ -60,13 +60,13 @@ func (r *Reconciler) pruneConfigMaps(ctx context.Context, p *pass, current strin
 	for i := range list.Items {
 		item := &list.Items[i]
 		item.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-		if targetcluster.Controls(a, item, r.Scheme) {
+		if childwriter.Controls(a, item, r.Scheme) {
 			owned = append(owned, item.ObjectMeta)
 		}
 	}
 	for _, name := range ConfigMapsToPrune(current, owned, keptConfigMaps) {
 		old := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: a.Namespace, Name: name}}
-		if _, err := p.children.Delete(ctx, r.Scheme, a, old); err != nil {
+		if _, err := p.children.Delete(ctx, a, old); err != nil {
 			return fmt.Errorf("deleting the old ConfigMap %s: %w", name, err)
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/scriptfiles"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // reconcileDaemonSet writes the scripts and the agent's DaemonSet, mirrors
@@ -20,7 +20,7 @@ import (
 func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outcome, error) {
 	a := p.agent
 	scripts := BuildScripts(a)
-	if err := p.children.Apply(ctx, r.Scheme, a, scripts); err != nil {
+	if err := p.children.Apply(ctx, a, scripts); err != nil {
 		return flow.Continue, daemonSetError(err)
 	}
 	ds := BuildDaemonSet(a, DaemonSetInput{
@@ -29,7 +29,7 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 		ConfigHash:    p.configHash + "-" + scriptfiles.Hash(scripts.Data)[:8],
 		SecretHash:    p.secretHash,
 	})
-	if err := p.children.Apply(ctx, r.Scheme, a, ds); err != nil {
+	if err := p.children.Apply(ctx, a, ds); err != nil {
 		return flow.Continue, daemonSetError(err)
 	}
 	a.Status.DesiredNumberScheduled, a.Status.NumberReady = ds.Status.DesiredNumberScheduled, ds.Status.NumberReady
@@ -47,7 +47,7 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 // same-named object Anvil does not own is invalid input, anything else is
 // retried; both are reported as DaemonSetError.
 func daemonSetError(err error) error {
-	var notOwned *targetcluster.NotOwnedError
+	var notOwned *childwriter.NotOwnedError
 	if errors.As(err, &notOwned) {
 		return flow.Invalid(neutronv1alpha1.DaemonSetReadyCondition, neutronv1alpha1.DaemonSetErrorReason, err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/placement"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -42,7 +43,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.Teardown == nil && r.Registry != nil {
-		r.Teardown = &targetcluster.Teardown{Registry: r.Registry, Scheme: r.Scheme, Recorder: r.Recorder}
+		r.Teardown = &placement.Teardown{Registry: r.Registry, Scheme: r.Scheme, Recorder: r.Recorder}
 	}
 	if err := r.index(ctx, mgr); err != nil {
 		return err

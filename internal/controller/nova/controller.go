@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/placement"
@@ -54,7 +55,7 @@ type Reconciler struct {
 	// Registry resolves targetClusterRef; nil turns placed Novas off.
 	Registry *targetcluster.Registry
 	// Teardown removes a placed Nova's children on deletion.
-	Teardown *targetcluster.Teardown
+	Teardown *placement.Teardown
 	// Recorder records the events of condition transitions.
 	Recorder events.EventRecorder
 	// Keystone limits the hosts a Nova may send its service password to;
@@ -78,7 +79,7 @@ type pass struct {
 	// before is the Nova as the pass found it, for the status patch.
 	before *novav1alpha1.Nova
 	// children is where the children live. Set by Cluster.
-	children *targetcluster.Children
+	children *childwriter.Writer
 	// contract is the compute contract's input, read by ComputeConfig.
 	contract *novaconfig.ContractInput
 	// manage holds the databases, read by ManageConfig; nil when none is
@@ -132,8 +133,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 func (r *Reconciler) placement() placement.Protocol {
 	// The Nova reads its children through the cache, so it needs no
 	// APIReader.
-	return placement.Protocol{Client: r.Client, Registry: r.Registry, Teardown: r.Teardown,
-		Condition: novav1alpha1.ComputeConfigReadyCondition, Poll: targetcluster.UnavailableRequeue, Kinds: childKinds}
+	return placement.Protocol{Client: r.Client, Scheme: r.Scheme, Registry: r.Registry, Teardown: r.Teardown,
+		Condition: novav1alpha1.ComputeConfigReadyCondition, Poll: placement.UnavailableRequeue, Kinds: childKinds}
 }
 
 // place resolves where the children live and, for a placed Nova,

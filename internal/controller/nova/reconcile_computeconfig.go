@@ -12,10 +12,10 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/inputs"
 	"github.com/anvil/anvil/internal/novaconfig"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // inputWait polls for a missing input as a safety net; the Secret watch
@@ -41,7 +41,7 @@ func (r *Reconciler) reconcileComputeConfig(ctx context.Context, p *pass) (flow.
 	nova, children := p.nova, p.children
 	if nova.Spec.RemoteCompute == nil {
 		remote := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nova.Namespace, Name: RemoteComputeConfigName(nova)}}
-		if _, err := children.Delete(ctx, r.Scheme, nova, remote); err != nil {
+		if _, err := children.Delete(ctx, nova, remote); err != nil {
 			return flow.Continue, err
 		}
 		nova.Status.RemoteComputeConfigSecretRef = nil
@@ -59,7 +59,7 @@ func (r *Reconciler) reconcileComputeConfig(ctx context.Context, p *pass) (flow.
 		return flow.Continue, computeConfigError(err)
 	}
 
-	if err := children.Apply(ctx, r.Scheme, nova, buildContractSecret(nova, ComputeConfigName(nova), data)); err != nil {
+	if err := children.Apply(ctx, nova, buildContractSecret(nova, ComputeConfigName(nova), data)); err != nil {
 		return flow.Continue, computeConfigError(err)
 	}
 	nova.Status.ComputeConfigSecretRef = &anvilmeta.LocalObjectReference{Name: ComputeConfigName(nova)}
@@ -75,7 +75,7 @@ func (r *Reconciler) reconcileComputeConfig(ctx context.Context, p *pass) (flow.
 			novav1alpha1.WaitingForRemoteTransportURLReason, remoteWait.Error())
 		return flow.Requeue(inputWait), nil
 	case remoteData != nil:
-		if err := children.Apply(ctx, r.Scheme, nova, buildContractSecret(nova, RemoteComputeConfigName(nova), remoteData)); err != nil {
+		if err := children.Apply(ctx, nova, buildContractSecret(nova, RemoteComputeConfigName(nova), remoteData)); err != nil {
 			return flow.Continue, computeConfigError(err)
 		}
 		nova.Status.RemoteComputeConfigSecretRef = &anvilmeta.LocalObjectReference{Name: RemoteComputeConfigName(nova)}
@@ -111,7 +111,7 @@ func computeConfigError(err error) error {
 		missing  *inputs.MissingError
 		unsafe   *novaconfig.UnsafeValueError
 		empty    *novaconfig.MissingInputError
-		notOwned *targetcluster.NotOwnedError
+		notOwned *childwriter.NotOwnedError
 		invalid  *inputs.InvalidError
 	)
 	switch {

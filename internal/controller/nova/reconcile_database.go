@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // jobPoll checks a running database Job again; the Job watch normally
@@ -30,7 +30,7 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, p *pass) (flow.Outco
 		job := BuildDatabaseJob(nova, step, rollout)
 		// A Job's template is immutable once it runs, and a finished one
 		// is the record that its step is done: create, never update.
-		if err := children.Apply(ctx, r.Scheme, nova, job, targetcluster.CreateOnly); err != nil {
+		if err := children.Apply(ctx, nova, job, childwriter.CreateOnly); err != nil {
 			return flow.Continue, databaseError(err)
 		}
 		switch StateOf(job) {
@@ -94,7 +94,7 @@ func (r *Reconciler) pruneDatabaseJobs(ctx context.Context, p *pass, rollout str
 		if job.Labels[RolloutLabel] == rollout {
 			continue
 		}
-		if _, err := p.children.Delete(ctx, r.Scheme, p.nova, job); err != nil {
+		if _, err := p.children.Delete(ctx, p.nova, job); err != nil {
 			return err
 		}
 	}
@@ -104,7 +104,7 @@ func (r *Reconciler) pruneDatabaseJobs(ctx context.Context, p *pass, rollout str
 // databaseError classifies a failure to write a Job: a same-named Job that
 // is not Anvil's is invalid, anything else is retried.
 func databaseError(err error) error {
-	var notOwned *targetcluster.NotOwnedError
+	var notOwned *childwriter.NotOwnedError
 	if errors.As(err, &notOwned) {
 		return flow.Invalid(novav1alpha1.DatabaseReadyCondition, novav1alpha1.DatabaseJobFailedReason, err)
 	}

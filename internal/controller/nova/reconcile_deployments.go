@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // rolloutPoll checks a rolling Deployment again; the Deployment watch
@@ -63,15 +63,15 @@ func (r *Reconciler) reconcileDeployments(ctx context.Context, p *pass) (flow.Ou
 func (r *Reconciler) applyComponent(ctx context.Context, p *pass, c Component) (bool, string, error) {
 	nova, children := p.nova, p.children
 	if svc := BuildService(nova, c); svc != nil {
-		if err := children.Apply(ctx, r.Scheme, nova, svc); err != nil {
+		if err := children.Apply(ctx, nova, svc); err != nil {
 			return false, "", err
 		}
 	}
-	if err := children.Apply(ctx, r.Scheme, nova, BuildPDB(nova, c)); err != nil {
+	if err := children.Apply(ctx, nova, BuildPDB(nova, c)); err != nil {
 		return false, "", err
 	}
 	d := BuildDeployment(nova, c, p.configHash)
-	if err := children.Apply(ctx, r.Scheme, nova, d); err != nil {
+	if err := children.Apply(ctx, nova, d); err != nil {
 		return false, "", err
 	}
 	done, why := RolledOut(d)
@@ -86,7 +86,7 @@ func (r *Reconciler) removeComponent(ctx context.Context, p *pass, c Component) 
 	} {
 		obj.SetNamespace(p.nova.Namespace)
 		obj.SetName(name)
-		if _, err := p.children.Delete(ctx, r.Scheme, p.nova, obj); err != nil {
+		if _, err := p.children.Delete(ctx, p.nova, obj); err != nil {
 			return err
 		}
 	}
@@ -96,7 +96,7 @@ func (r *Reconciler) removeComponent(ctx context.Context, p *pass, c Component) 
 // deploymentError classifies a failure to write a component: a same-named
 // object Anvil does not own is invalid, anything else is retried.
 func deploymentError(err error) error {
-	var notOwned *targetcluster.NotOwnedError
+	var notOwned *childwriter.NotOwnedError
 	if errors.As(err, &notOwned) {
 		return flow.Invalid(novav1alpha1.DeploymentsReadyCondition, novav1alpha1.DeploymentErrorReason, err)
 	}

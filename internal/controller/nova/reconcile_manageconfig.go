@@ -12,10 +12,10 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/inputs"
 	"github.com/anvil/anvil/internal/novaconfig"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // Keys of a database's Secret.
@@ -41,7 +41,7 @@ func (r *Reconciler) reconcileManageConfig(ctx context.Context, p *pass) (flow.O
 	switch {
 	case spec.APIDatabase == nil && spec.Database == nil:
 		manage := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nova.Namespace, Name: ManageConfigName(nova)}}
-		if _, err := children.Delete(ctx, r.Scheme, nova, manage); err != nil {
+		if _, err := children.Delete(ctx, nova, manage); err != nil {
 			return flow.Continue, err
 		}
 		nova.Status.ManageConfigSecretRef = nil
@@ -68,7 +68,7 @@ func (r *Reconciler) reconcileManageConfig(ctx context.Context, p *pass) (flow.O
 		// The renderer's errors name a field or a section, never a value.
 		return flow.Continue, flow.Invalid(novav1alpha1.ManageConfigReadyCondition, novav1alpha1.ManageConfigErrorReason, fmt.Errorf("spec: %w", err))
 	}
-	if err := children.Apply(ctx, r.Scheme, nova, buildManageConfigSecret(nova, conf)); err != nil {
+	if err := children.Apply(ctx, nova, buildManageConfigSecret(nova, conf)); err != nil {
 		return flow.Continue, manageConfigError(err)
 	}
 	nova.Status.ManageConfigSecretRef = &anvilmeta.LocalObjectReference{Name: ManageConfigName(nova)}
@@ -85,7 +85,7 @@ func (r *Reconciler) reconcileManageConfig(ctx context.Context, p *pass) (flow.O
 func manageConfigError(err error) error {
 	var (
 		missing  *inputs.MissingError
-		notOwned *targetcluster.NotOwnedError
+		notOwned *childwriter.NotOwnedError
 	)
 	switch {
 	case errors.As(err, &missing):

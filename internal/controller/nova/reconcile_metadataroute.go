@@ -11,8 +11,8 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // routePoll asks again for the Gateway's answer, or whether the Gateway
@@ -37,7 +37,7 @@ func (r *Reconciler) reconcileMetadataRoute(ctx context.Context, p *pass) (flow.
 	if nova.Spec.Metadata.Gateway == nil {
 		if served {
 			route := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: nova.Namespace, Name: MetadataRouteName(nova)}}
-			if _, err := p.children.Delete(ctx, r.Scheme, nova, route); err != nil {
+			if _, err := p.children.Delete(ctx, nova, route); err != nil {
 				return flow.Continue, err
 			}
 		}
@@ -50,8 +50,8 @@ func (r *Reconciler) reconcileMetadataRoute(ctx context.Context, p *pass) (flow.
 			"spec.metadata.gateway is set, but the cluster serves no %s in %s; install the Gateway API", httpRouteKind.Kind, httpRouteKind.Group)
 	}
 	route := BuildMetadataRoute(nova)
-	if err := p.children.Apply(ctx, r.Scheme, nova, route); err != nil {
-		var notOwned *targetcluster.NotOwnedError
+	if err := p.children.Apply(ctx, nova, route); err != nil {
+		var notOwned *childwriter.NotOwnedError
 		if errors.As(err, &notOwned) {
 			return flow.Continue, flow.Invalid(novav1alpha1.MetadataHTTPRouteReadyCondition, novav1alpha1.HTTPRouteNotAcceptedReason, err)
 		}
@@ -72,7 +72,7 @@ func (r *Reconciler) reconcileMetadataRoute(ctx context.Context, p *pass) (flow.
 // servesHTTPRoutes asks the children's cluster whether the Gateway API is
 // installed. The mapper re-reads discovery for a kind it does not know, so
 // a Gateway API installed after the operator started is found.
-func servesHTTPRoutes(children *targetcluster.Children) (bool, error) {
+func servesHTTPRoutes(children *childwriter.Writer) (bool, error) {
 	_, err := children.Client.RESTMapper().RESTMapping(httpRouteKind, gatewayv1.GroupVersion.Version)
 	switch {
 	case err == nil:

@@ -9,9 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/novaconfig"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // ServiceConfigName is the name of the control plane's nova.conf Secret.
@@ -47,8 +47,8 @@ func (r *Reconciler) reconcileServiceConfig(ctx context.Context, p *pass) (flow.
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}
-	if err := p.children.Apply(ctx, r.Scheme, nova, secret); err != nil {
-		var notOwned *targetcluster.NotOwnedError
+	if err := p.children.Apply(ctx, nova, secret); err != nil {
+		var notOwned *childwriter.NotOwnedError
 		if errors.As(err, &notOwned) {
 			return flow.Continue, flow.Invalid(novav1alpha1.ServiceConfigReadyCondition, novav1alpha1.ServiceConfigErrorReason, err)
 		}

@@ -13,11 +13,11 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/inputs"
 	"github.com/anvil/anvil/internal/novaconfig"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 func cond(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
@@ -50,7 +50,7 @@ func TestFailingStepLeavesReadyNotTrue(t *testing.T) {
 			wantCondition: novav1alpha1.ComputeConfigReadyCondition, wantReason: anvilmeta.TargetClusterUnavailableReason, wantGeneration: 2},
 		{name: "missing input", step: 2, err: computeConfigError(missing),
 			wantCondition: novav1alpha1.ComputeConfigReadyCondition, wantReason: novav1alpha1.WaitingForInputsReason, wantGeneration: 2},
-		{name: "foreign Secret", step: 2, err: computeConfigError(&targetcluster.NotOwnedError{Kind: "Secret", Namespace: "ns", Name: "x"}),
+		{name: "foreign Secret", step: 2, err: computeConfigError(&childwriter.NotOwnedError{Kind: "Secret", Namespace: "ns", Name: "x"}),
 			wantCondition: novav1alpha1.ComputeConfigReadyCondition, wantReason: novav1alpha1.ComputeConfigErrorReason, wantGeneration: 2},
 		{name: "apiserver error", step: 2, err: computeConfigError(errors.New("etcdserver: request timed out")),
 			wantCondition: novav1alpha1.ComputeConfigReadyCondition, wantReason: anvilmeta.ReconcileErrorReason, wantGeneration: 1},

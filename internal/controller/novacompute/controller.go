@@ -14,8 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/placement"
 	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/openstack"
 	"github.com/anvil/anvil/internal/targetcluster"
@@ -88,7 +90,7 @@ type Reconciler struct {
 	// Registry resolves targetClusterRef.
 	Registry *targetcluster.Registry
 	// Teardown sweeps a placed pool's children on deletion.
-	Teardown *targetcluster.Teardown
+	Teardown *placement.Teardown
 	// Recorder records the pool's events.
 	Recorder events.EventRecorder
 	// Cloud opens the OpenStack session of a pass; nil means a
@@ -141,7 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 
 	if pool.DeletionTimestamp.IsZero() {
 		added := controllerutil.AddFinalizer(pool, novav1alpha1.ComputeDrainFinalizer)
-		if pool.TargetClusterName() != "" && controllerutil.AddFinalizer(pool, targetcluster.RemoteChildrenFinalizer) {
+		if pool.TargetClusterName() != "" && controllerutil.AddFinalizer(pool, placement.RemoteChildrenFinalizer) {
 			added = true
 		}
 		if added {
@@ -204,8 +206,8 @@ func (r *Reconciler) summary() conditions.Summary {
 // local is the management cluster as a pool's children see it: reads go
 // to the apiserver, so node and ownership decisions never act on a stale
 // cache.
-func (r *Reconciler) local() *targetcluster.Children {
-	c := targetcluster.LocalChildren(r.Client)
+func (r *Reconciler) local() *childwriter.Writer {
+	c := childwriter.Local(r.Client, r.Scheme)
 	c.Reader = r.APIReader
 	return c
 }

@@ -12,7 +12,7 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/targetcluster"
+	"github.com/anvil/anvil/internal/controller/placement"
 )
 
 // reconcileDelete drains every node the pool holds, then lets the pool go:
@@ -35,7 +35,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, p *pass) (ctrl.Result,
 			return flow.Result(flow.Requeue(shortRequeue), nil)
 		}
 	}
-	if pool.TargetClusterName() != "" && controllerutil.ContainsFinalizer(pool, targetcluster.RemoteChildrenFinalizer) {
+	if pool.TargetClusterName() != "" && controllerutil.ContainsFinalizer(pool, placement.RemoteChildrenFinalizer) {
 		res, err := r.Teardown.Run(ctx, pool, childKinds)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -45,14 +45,14 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, p *pass) (ctrl.Result,
 			return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
 		}
 		if remote, err := r.Registry.Resolve(pool.TargetClusterName()); err == nil {
-			if _, err := ReapComputeConfigMirrors(ctx, r.Client, targetcluster.ChildrenOn(remote), r.Recorder, pool); err != nil {
+			if _, err := ReapComputeConfigMirrors(ctx, r.Client, remote.Writer(), r.Recorder, pool); err != nil {
 				return ctrl.Result{}, fmt.Errorf("reaping the delivered contract: %w", err)
 			}
 		}
 	}
 	patch := client.MergeFrom(pool.DeepCopy())
 	controllerutil.RemoveFinalizer(pool, novav1alpha1.ComputeDrainFinalizer)
-	controllerutil.RemoveFinalizer(pool, targetcluster.RemoteChildrenFinalizer)
+	controllerutil.RemoveFinalizer(pool, placement.RemoteChildrenFinalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, pool, patch))
 }
 

@@ -8,8 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/openstack"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // pass is the state one reconcile pass builds up, step by step.
@@ -23,8 +23,8 @@ type pass struct {
 	// projected is set when a ControlPlane verifiably controls the Nova
 	// (keystonepolicy.ControlPlaneOf), which delivers the contract copies.
 	projected   bool
-	cluster     *targetcluster.Children // the pool's cluster
-	novaCluster *targetcluster.Children // the Nova's cluster
+	cluster     *childwriter.Writer // the pool's cluster
+	novaCluster *childwriter.Writer // the Nova's cluster
 	image       string
 	pullPolicy  corev1.PullPolicy
 	creds       openstack.Credentials
@@ -60,8 +60,8 @@ func (p *pass) openCloud(ctx context.Context) (Cloud, error) {
 // reader reads the pool's cluster directly, never from a cache, so node
 // and ownership decisions never act on stale data.
 func (p *pass) reader() client.Reader {
-	if p.cluster.Remote != nil {
-		return p.cluster.Remote.Reader
+	if p.cluster.Remote() {
+		return p.cluster.Reader
 	}
 	return p.r.APIReader
 }

@@ -19,12 +19,12 @@ import (
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/novacompute"
 	"github.com/anvil/anvil/internal/dev/localcloud"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	hypervisorv1 "github.com/anvil/anvil/internal/hypervisor/v1"
 	"github.com/anvil/anvil/internal/openstack"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 const (
@@ -550,8 +550,8 @@ func testDeleteLast(t *testing.T, e *testenv.Environment, compute *testenv.Clust
 	// The ControlPlane delivers the hypervisor operator's auth Secret
 	// beside the contract; stand in for it, labelled as its delivered copy.
 	auth := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: novaName + "-hypervisor-operator-auth", Namespace: ns,
-		Labels: map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true", targetcluster.OwnerKindLabel: "ControlPlane",
-			targetcluster.OwnerNameLabel: cpName, targetcluster.OwnerNamespaceLabel: ns}}, StringData: map[string]string{"username": "hypervisor-operator"}}
+		Labels: map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true", childwriter.OwnerKindLabel: "ControlPlane",
+			childwriter.OwnerNameLabel: cpName, childwriter.OwnerNamespaceLabel: ns}}, StringData: map[string]string{"username": "hypervisor-operator"}}
 	if err := compute.Client.Create(ctx, auth); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
-	"github.com/anvil/anvil/internal/targetcluster"
+	"github.com/anvil/anvil/internal/childwriter"
 )
 
 // hypervisorOperatorAuthSuffix names the hypervisor operator's auth Secret
@@ -51,8 +51,8 @@ func stillServes(pool *novav1alpha1.NovaCompute, others []novav1alpha1.NovaCompu
 func DeliveredBy(labels map[string]string, namespace, novaName string) bool {
 	cp, projected := strings.CutSuffix(novaName, c5c3v1alpha1.NovaSuffix)
 	return projected && cp != "" && labels[c5c3v1alpha1.ComputeConfigMirrorLabel] == "true" &&
-		labels[targetcluster.OwnerKindLabel] == "ControlPlane" && labels[targetcluster.OwnerNameLabel] == cp &&
-		labels[targetcluster.OwnerNamespaceLabel] == namespace
+		labels[childwriter.OwnerKindLabel] == "ControlPlane" && labels[childwriter.OwnerNameLabel] == cp &&
+		labels[childwriter.OwnerNamespaceLabel] == namespace
 }
 
 // ContractVouchedFor tells whether a pool may mount contract, the Secret of
@@ -78,7 +78,7 @@ func ContractVouchedFor(nova *novav1alpha1.Nova, projected bool, pool *novav1alp
 // without those labels, such as copies made by hand, are never deleted. mgmt lists the
 // pools; cluster is the pool's cluster, whose Reader should bypass the
 // cache, so that a stale cache cannot hide a label.
-func ReapComputeConfigMirrors(ctx context.Context, mgmt client.Reader, cluster *targetcluster.Children, recorder events.EventRecorder, pool *novav1alpha1.NovaCompute) ([]string, error) {
+func ReapComputeConfigMirrors(ctx context.Context, mgmt client.Reader, cluster *childwriter.Writer, recorder events.EventRecorder, pool *novav1alpha1.NovaCompute) ([]string, error) {
 	pools := &novav1alpha1.NovaComputeList{}
 	if err := mgmt.List(ctx, pools, client.InNamespace(pool.Namespace)); err != nil {
 		return nil, fmt.Errorf("listing the pools of Nova %s: %w", pool.Spec.NovaRef.Name, err)

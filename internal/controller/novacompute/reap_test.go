@@ -10,7 +10,7 @@ import (
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
-	"github.com/anvil/anvil/internal/targetcluster"
+	"github.com/anvil/anvil/internal/childwriter"
 )
 
 func pool(name, nova, cluster string, deleting bool, finalizers ...string) novav1alpha1.NovaCompute {
@@ -57,8 +57,8 @@ func TestMirrorNames(t *testing.T) {
 }
 
 func TestDeliveredBy(t *testing.T) {
-	owned := map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true", targetcluster.OwnerKindLabel: "ControlPlane",
-		targetcluster.OwnerNameLabel: "cp", targetcluster.OwnerNamespaceLabel: "openstack"}
+	owned := map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true", childwriter.OwnerKindLabel: "ControlPlane",
+		childwriter.OwnerNameLabel: "cp", childwriter.OwnerNamespaceLabel: "openstack"}
 	with := func(k, v string) map[string]string {
 		l := maps.Clone(owned)
 		if v == "" {
@@ -78,11 +78,11 @@ func TestDeliveredBy(t *testing.T) {
 		{name: "the mirror label alone", labels: map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true"}, nova: "cp-nova"},
 		{name: "mirror label false", labels: with(c5c3v1alpha1.ComputeConfigMirrorLabel, "false"), nova: "cp-nova"},
 		{name: "no mirror label", labels: with(c5c3v1alpha1.ComputeConfigMirrorLabel, ""), nova: "cp-nova"},
-		{name: "another ControlPlane", labels: with(targetcluster.OwnerNameLabel, "other"), nova: "cp-nova"},
-		{name: "another namespace", labels: with(targetcluster.OwnerNamespaceLabel, "team-x"), nova: "cp-nova"},
-		{name: "another kind", labels: with(targetcluster.OwnerKindLabel, "Nova"), nova: "cp-nova"},
+		{name: "another ControlPlane", labels: with(childwriter.OwnerNameLabel, "other"), nova: "cp-nova"},
+		{name: "another namespace", labels: with(childwriter.OwnerNamespaceLabel, "team-x"), nova: "cp-nova"},
+		{name: "another kind", labels: with(childwriter.OwnerKindLabel, "Nova"), nova: "cp-nova"},
 		{name: "a standalone Nova", labels: owned, nova: "cp"},
-		{name: "a Nova named only the suffix", labels: with(targetcluster.OwnerNameLabel, ""), nova: "-nova"},
+		{name: "a Nova named only the suffix", labels: with(childwriter.OwnerNameLabel, ""), nova: "-nova"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,8 +94,8 @@ func TestDeliveredBy(t *testing.T) {
 }
 
 func TestContractVouchedFor(t *testing.T) {
-	delivered := map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true", targetcluster.OwnerKindLabel: "ControlPlane",
-		targetcluster.OwnerNameLabel: "cp", targetcluster.OwnerNamespaceLabel: "openstack"}
+	delivered := map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true", childwriter.OwnerKindLabel: "ControlPlane",
+		childwriter.OwnerNameLabel: "cp", childwriter.OwnerNamespaceLabel: "openstack"}
 	nova := func(cluster string) *novav1alpha1.Nova {
 		n := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: "cp-nova", Namespace: "openstack"}}
 		if cluster != "" {

@@ -23,7 +23,7 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 	})
 	if desired == nil {
 		ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: DaemonSetName(pool.Name), Namespace: pool.Namespace}}
-		if _, err := p.cluster.Delete(ctx, r.Scheme, pool, ds); err != nil {
+		if _, err := p.cluster.Delete(ctx, pool, ds); err != nil {
 			return flow.Continue, flow.Fail(novav1alpha1.DaemonSetReadyCondition, novav1alpha1.DaemonSetErrorReason,
 				fmt.Errorf("deleting DaemonSet %s: %w", ds.Name, err))
 		}
@@ -36,7 +36,7 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 		return flow.Continue, nil
 	}
 	ds := desired
-	if err := p.cluster.Apply(ctx, r.Scheme, pool, ds); err != nil {
+	if err := p.cluster.Apply(ctx, pool, ds); err != nil {
 		return flow.Continue, flow.Fail(novav1alpha1.DaemonSetReadyCondition, novav1alpha1.DaemonSetErrorReason,
 			fmt.Errorf("writing DaemonSet %s: %w", desired.Name, err))
 	}

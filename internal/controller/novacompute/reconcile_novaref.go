@@ -12,10 +12,10 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/openstack"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // reconcileNovaRef reads the Nova and what the pool takes from it: the
@@ -52,15 +52,15 @@ func (r *Reconciler) reconcileNovaRef(ctx context.Context, p *pass) (flow.Outcom
 	if nova.Status.ComputeConfigSecretRef == nil {
 		return p.novaWait(novav1alpha1.ComputeConfigNotPublishedReason, "Nova %s has not published its compute contract yet", nova.Name)
 	}
-	if p.cluster, err = r.Registry.ChildrenFor(pool.TargetClusterName(), r.local()); err != nil {
+	if p.cluster, err = r.Registry.WriterFor(pool.TargetClusterName(), r.local()); err != nil {
 		return p.novaWait(anvilmeta.TargetClusterUnavailableReason, "%s", err.Error())
 	}
 	// A scoped registration admits pools of the namespaces it lists only.
-	if rm := p.cluster.Remote; rm != nil && !rm.Allows(pool.Namespace) {
+	if !p.cluster.Allows(pool.Namespace) {
 		return p.novaWait(anvilmeta.TargetClusterUnavailableReason, "%s",
-			(&targetcluster.NamespaceNotAllowedError{Cluster: rm.Name, Namespace: pool.Namespace}).Error())
+			(&childwriter.NamespaceNotAllowedError{Cluster: p.cluster.Cluster, Namespace: pool.Namespace}).Error())
 	}
-	if p.novaCluster, err = r.Registry.ChildrenFor(nova.TargetClusterName(), r.local()); err != nil {
+	if p.novaCluster, err = r.Registry.WriterFor(nova.TargetClusterName(), r.local()); err != nil {
 		return p.novaWait(anvilmeta.TargetClusterUnavailableReason, "the Nova's cluster: %s", err.Error())
 	}
 	ref := nova.Spec.ServiceUser.SecretRef

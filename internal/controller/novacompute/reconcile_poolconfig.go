@@ -14,10 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/novacomputeconfig"
 	"github.com/anvil/anvil/internal/novaconfig"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // poolConfigComponent is the component label of the pool's ConfigMaps.
@@ -72,7 +72,7 @@ func (r *Reconciler) reconcilePoolConfig(ctx context.Context, p *pass) (flow.Out
 		Immutable: ptr.To(true),
 		Data:      map[string]string{novav1alpha1.PoolConfigKey: string(rendered)},
 	}
-	if err := p.cluster.Apply(ctx, r.Scheme, pool, cm); err != nil {
+	if err := p.cluster.Apply(ctx, pool, cm); err != nil {
 		return flow.Continue, flow.Fail(novav1alpha1.ConfigReadyCondition, novav1alpha1.ConfigErrorReason,
 			fmt.Errorf("writing ConfigMap %s: %w", p.poolConfigMap, err))
 	}
@@ -93,7 +93,7 @@ func (r *Reconciler) prunePoolConfigs(ctx context.Context, p *pass, labels map[s
 	}
 	var older []corev1.ConfigMap
 	for _, cm := range list.Items {
-		if cm.Name != p.poolConfigMap && targetcluster.Controls(p.pool, &cm, r.Scheme) {
+		if cm.Name != p.poolConfigMap && childwriter.Controls(p.pool, &cm, r.Scheme) {
 			older = append(older, cm)
 		}
 	}
@@ -105,7 +105,7 @@ func (r *Reconciler) prunePoolConfigs(ctx context.Context, p *pass, labels map[s
 		return older[i].Name > older[j].Name
 	})
 	for i := keptPoolConfigs; i < len(older); i++ {
-		if _, err := p.cluster.Delete(ctx, r.Scheme, p.pool, &older[i]); err != nil {
+		if _, err := p.cluster.Delete(ctx, p.pool, &older[i]); err != nil {
 			return fmt.Errorf("deleting ConfigMap %s: %w", older[i].Name, err)
 		}
 	}

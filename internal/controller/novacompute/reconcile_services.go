@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/openstack"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // reconcileServices follows each node's nova-compute service in Nova. It
@@ -292,14 +292,14 @@ func (r *Reconciler) runDiscovery(ctx context.Context, p *pass, newestStart time
 	switch {
 	case apierrors.IsNotFound(err):
 		// A Job runs once; it is created, never updated.
-		if err := p.novaCluster.Apply(ctx, r.Scheme, nova, job, targetcluster.CreateOnly); err != nil {
+		if err := p.novaCluster.Apply(ctx, nova, job, childwriter.CreateOnly); err != nil {
 			return Discovery{Err: fmt.Errorf("creating Job %s: %w", job.Name, err)}
 		}
 		r.event(p.pool, nil, false, novav1alpha1.HostDiscoveryStartedEvent, "Discover", "Started Job %s/%s to map new hosts into their cell", job.Namespace, job.Name)
 		return Discovery{State: "Job " + job.Name + " started"}
 	case err != nil:
 		return Discovery{Err: fmt.Errorf("reading Job %s: %w", job.Name, err)}
-	case !targetcluster.Controls(nova, live, r.Scheme):
+	case !childwriter.Controls(nova, live, r.Scheme):
 		return Discovery{Err: fmt.Errorf("a Job %s/%s exists that is not the Nova's; rename or delete it", live.Namespace, live.Name)}
 	case !live.DeletionTimestamp.IsZero():
 		// A Job still on its way out is neither deleted nor reported
@@ -321,7 +321,7 @@ func (r *Reconciler) runDiscovery(ctx context.Context, p *pass, newestStart time
 	if failed {
 		r.event(p.pool, nil, true, novav1alpha1.HostDiscoveryFailedEvent, "Discover", "Job %s/%s failed; the next pass starts it again", live.Namespace, live.Name)
 	}
-	if _, err := p.novaCluster.Delete(ctx, r.Scheme, nova, live); err != nil {
+	if _, err := p.novaCluster.Delete(ctx, nova, live); err != nil {
 		return Discovery{Err: fmt.Errorf("deleting the finished Job %s: %w", live.Name, err)}
 	}
 	return Discovery{State: "Job " + live.Name + " " + result + ", starting again", Replaced: true}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/placement"
 	"github.com/anvil/anvil/internal/openstack"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -28,7 +29,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		r.Recorder = mgr.GetEventRecorder("novacompute-controller")
 	}
 	if r.Teardown == nil && r.Registry != nil {
-		r.Teardown = &targetcluster.Teardown{Registry: r.Registry, Scheme: r.Scheme, Recorder: r.Recorder}
+		r.Teardown = &placement.Teardown{Registry: r.Registry, Scheme: r.Scheme, Recorder: r.Recorder}
 	}
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/placement"
@@ -68,7 +69,7 @@ type Reconciler struct {
 	// Registry resolves targetClusterRef; nil turns placed centrals off.
 	Registry *targetcluster.Registry
 	// Teardown removes a placed central's children on deletion.
-	Teardown *targetcluster.Teardown
+	Teardown *placement.Teardown
 	// Recorder records the events of condition transitions.
 	Recorder events.EventRecorder
 }
@@ -95,7 +96,7 @@ type pass struct {
 	// before is the central as the pass found it, for the status patch.
 	before *ovnv1alpha1.OVNCentral
 	// children is where the children live. Set by Cluster.
-	children *targetcluster.Children
+	children *childwriter.Writer
 	// live reads the children's cluster without a cache. Set by Cluster.
 	live client.Reader
 	// scriptsHash is the hash of the scripts ConfigMap. Set by Scripts.
@@ -145,7 +146,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 // condition that reports an unusable cluster, how soon it looks again, and
 // the kinds of its children.
 func (r *Reconciler) placement() placement.Protocol {
-	return placement.Protocol{Client: r.Client, APIReader: r.APIReader, Registry: r.Registry, Teardown: r.Teardown,
+	return placement.Protocol{Client: r.Client, Scheme: r.Scheme, APIReader: r.APIReader, Registry: r.Registry, Teardown: r.Teardown,
 		Condition: ovnv1alpha1.TLSReadyCondition, Poll: RequeueSecretPolling, Kinds: childKinds}
 }
 

@@ -9,16 +9,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/scriptfiles"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // reconcileScripts writes the scripts the pods run and remembers their
 // hash for the pod templates.
 func (r *Reconciler) reconcileScripts(ctx context.Context, p *pass) (flow.Outcome, error) {
 	cm := BuildScripts(p.central)
-	if err := p.children.Apply(ctx, r.Scheme, p.central, cm); err != nil {
+	if err := p.children.Apply(ctx, p.central, cm); err != nil {
 		return flow.Continue, workloadError(ovnv1alpha1.NorthboundReadyCondition, ovnv1alpha1.StatefulSetErrorReason, err)
 	}
 	p.scriptsHash = scriptfiles.Hash(cm.Data)
@@ -54,7 +54,7 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, p *pass, d Database)
 	sts := BuildStatefulSet(c, d, p.scriptsHash)
 	objs = append(objs, BuildDatabasePDB(c, d), sts)
 	for _, obj := range objs {
-		if err := p.children.Apply(ctx, r.Scheme, c, obj); err != nil {
+		if err := p.children.Apply(ctx, c, obj); err != nil {
 			return flow.Continue, workloadError(d.Condition(), ovnv1alpha1.StatefulSetErrorReason, err)
 		}
 	}
@@ -71,7 +71,7 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, p *pass, d Database)
 // Anvil does not own is invalid input, anything else is retried, both
 // reported under reason.
 func workloadError(condition, reason string, err error) error {
-	var notOwned *targetcluster.NotOwnedError
+	var notOwned *childwriter.NotOwnedError
 	if errors.As(err, &notOwned) {
 		return flow.Invalid(condition, reason, err)
 	}

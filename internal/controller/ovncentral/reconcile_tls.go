@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // reconcileTLS asks cert-manager for every certificate and waits until each
@@ -32,7 +32,7 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, p *pass) (flow.Outcome, e
 	certs = append(certs, BuildCertificates(c)...)
 	var waiting []string
 	for _, cert := range certs {
-		if err := p.children.Apply(ctx, r.Scheme, c, cert); err != nil {
+		if err := p.children.Apply(ctx, c, cert); err != nil {
 			return flow.Continue, certificateError(p, err)
 		}
 		msg, err := r.certificateState(ctx, p, cert)
@@ -45,7 +45,7 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, p *pass) (flow.Outcome, e
 	}
 	if c.Spec.Relay == nil {
 		stale := &cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: RelayName(c)}}
-		if _, err := p.children.Delete(ctx, r.Scheme, c, stale); err != nil {
+		if _, err := p.children.Delete(ctx, c, stale); err != nil {
 			return flow.Continue, fmt.Errorf("removing the relay's certificate: %w", err)
 		}
 	}
@@ -67,14 +67,14 @@ func (r *Reconciler) applyTrustRoot(ctx context.Context, p *pass) ([]*cmv1.Certi
 	selfSigned, ca, caIssuer := BuildOwnCA(c)
 	if ca == nil {
 		for _, obj := range ownCAObjects(c) {
-			if _, err := p.children.Delete(ctx, r.Scheme, c, obj); err != nil && !apimeta.IsNoMatchError(err) {
+			if _, err := p.children.Delete(ctx, c, obj); err != nil && !apimeta.IsNoMatchError(err) {
 				return nil, fmt.Errorf("removing the central's own CA: %w", err)
 			}
 		}
 		return nil, nil
 	}
 	for _, issuer := range []*cmv1.Issuer{selfSigned, caIssuer} {
-		if err := p.children.Apply(ctx, r.Scheme, c, issuer); err != nil {
+		if err := p.children.Apply(ctx, c, issuer); err != nil {
 			return nil, certificateError(p, err)
 		}
 	}
@@ -110,7 +110,7 @@ func (r *Reconciler) certificateState(ctx context.Context, p *pass, cert *cmv1.C
 // without cert-manager is waited for, a same-named Certificate Anvil does
 // not own is invalid, anything else is retried.
 func certificateError(p *pass, err error) error {
-	var notOwned *targetcluster.NotOwnedError
+	var notOwned *childwriter.NotOwnedError
 	var discovery *apiutil.ErrResourceDiscoveryFailed
 	switch {
 	case errors.As(err, &discovery):
@@ -118,8 +118,8 @@ func certificateError(p *pass, err error) error {
 			"asking the cluster whether it serves cert-manager's Certificate kind failed")
 	case apimeta.IsNoMatchError(err):
 		where := "the management cluster"
-		if p.children.Remote != nil {
-			where = "target cluster " + p.children.Remote.Name
+		if p.children.Remote() {
+			where = "target cluster " + p.children.Cluster
 		}
 		return flow.Wait(ovnv1alpha1.TLSReadyCondition, ovnv1alpha1.CertManagerUnavailableReason, RequeueSecretPolling,
 			"cert-manager's Certificate kind is not served on %s; install cert-manager there", where)

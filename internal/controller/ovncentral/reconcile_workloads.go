@@ -22,7 +22,7 @@ import (
 func (r *Reconciler) reconcileNorthd(ctx context.Context, p *pass) (flow.Outcome, error) {
 	c := p.central
 	d := BuildNorthd(c, p.scriptsHash)
-	if err := p.children.Apply(ctx, r.Scheme, c, d); err != nil {
+	if err := p.children.Apply(ctx, c, d); err != nil {
 		return flow.Continue, workloadError(ovnv1alpha1.NorthdReadyCondition, ovnv1alpha1.DeploymentErrorReason, err)
 	}
 	if done, why := DeploymentRolledOut(d); !done {
@@ -46,7 +46,7 @@ func (r *Reconciler) reconcileRelay(ctx context.Context, p *pass) (flow.Outcome,
 	svc := BuildRelayService(c)
 	d := BuildRelay(c, p.scriptsHash)
 	for _, obj := range []client.Object{svc, d} {
-		if err := p.children.Apply(ctx, r.Scheme, c, obj); err != nil {
+		if err := p.children.Apply(ctx, c, obj); err != nil {
 			return flow.Continue, workloadError(ovnv1alpha1.RelayReadyCondition, ovnv1alpha1.DeploymentErrorReason, err)
 		}
 	}
@@ -100,7 +100,7 @@ func (r *Reconciler) removeRelay(ctx context.Context, p *pass) error {
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
 		obj.SetNamespace(c.Namespace)
 		obj.SetName(RelayName(c))
-		if _, err := p.children.Delete(ctx, r.Scheme, c, obj); err != nil {
+		if _, err := p.children.Delete(ctx, c, obj); err != nil {
 			return fmt.Errorf("removing the relay: %w", err)
 		}
 	}
@@ -114,7 +114,7 @@ func (r *Reconciler) removeRelay(ctx context.Context, p *pass) error {
 func (r *Reconciler) reconcileBackup(ctx context.Context, p *pass) (flow.Outcome, error) {
 	c := p.central
 	pvc := BuildBackupClaim(c)
-	if err := p.children.Apply(ctx, r.Scheme, c, pvc); err != nil {
+	if err := p.children.Apply(ctx, c, pvc); err != nil {
 		// A claim's class and a smaller size cannot change once it exists;
 		// the apiserver refuses, and only a person can move the backups.
 		if apierrors.IsInvalid(err) {
@@ -127,7 +127,7 @@ func (r *Reconciler) reconcileBackup(ctx context.Context, p *pass) (flow.Outcome
 		return flow.Continue, flow.Invalid(ovnv1alpha1.BackupReadyCondition, ovnv1alpha1.BackupPVCInvalidReason,
 			fmt.Errorf("the backup claim %s lost its volume", pvc.Name))
 	}
-	if err := p.children.Apply(ctx, r.Scheme, c, BuildBackupCronJob(c, p.scriptsHash)); err != nil {
+	if err := p.children.Apply(ctx, c, BuildBackupCronJob(c, p.scriptsHash)); err != nil {
 		return flow.Continue, workloadError(ovnv1alpha1.BackupReadyCondition, ovnv1alpha1.BackupErrorReason, err)
 	}
 	jobs := &batchv1.JobList{}

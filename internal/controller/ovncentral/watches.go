@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/placement"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -30,7 +31,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.Teardown == nil && r.Registry != nil {
-		r.Teardown = &targetcluster.Teardown{Registry: r.Registry, Scheme: r.Scheme, Recorder: r.Recorder}
+		r.Teardown = &placement.Teardown{Registry: r.Registry, Scheme: r.Scheme, Recorder: r.Recorder}
 	}
 	owned := []client.Object{
 		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &corev1.Service{}, &corev1.ConfigMap{},

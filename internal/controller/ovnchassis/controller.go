@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/placement"
@@ -62,7 +63,7 @@ type Reconciler struct {
 	// Registry resolves targetClusterRef; nil turns placed chassis off.
 	Registry *targetcluster.Registry
 	// Teardown removes a placed chassis's children on deletion.
-	Teardown *targetcluster.Teardown
+	Teardown *placement.Teardown
 	// Recorder records the events of condition transitions.
 	Recorder events.EventRecorder
 	// Policy is what a chassis may run; the webhook checks the same.
@@ -85,7 +86,7 @@ type pass struct {
 	before  *ovnv1alpha1.OVNChassis
 	// children is where the children live, live reads that cluster
 	// without a cache. Set by Cluster.
-	children *targetcluster.Children
+	children *childwriter.Writer
 	live     client.Reader
 	// central and addrs are the resolved central. Set by Central.
 	central *ovnv1alpha1.OVNCentral
@@ -154,7 +155,7 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, p *pass) (flow.Outcome
 // condition that reports an unusable cluster, how soon it looks again, and
 // the kinds of its children.
 func (r *Reconciler) placement() placement.Protocol {
-	return placement.Protocol{Client: r.Client, APIReader: r.APIReader, Registry: r.Registry, Teardown: r.Teardown,
+	return placement.Protocol{Client: r.Client, Scheme: r.Scheme, APIReader: r.APIReader, Registry: r.Registry, Teardown: r.Teardown,
 		Condition: ovnv1alpha1.CentralReadyCondition, Poll: centralPoll, Kinds: childKinds}
 }
 

@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // reconcileCentral reads the central from the management cluster, in the
@@ -70,8 +70,8 @@ func (r *Reconciler) reconcileClientSecret(ctx context.Context, p *pass) (flow.O
 		return flow.Continue, flow.Wait(ovnv1alpha1.CentralReadyCondition, ovnv1alpha1.ClientSecretIncompleteReason, centralPoll,
 			"the central's client Secret %s carries no %s yet", key.Name, k)
 	}
-	if err := p.children.Apply(ctx, r.Scheme, c, BuildClientSecret(c, secret)); err != nil {
-		var notOwned *targetcluster.NotOwnedError
+	if err := p.children.Apply(ctx, c, BuildClientSecret(c, secret)); err != nil {
+		var notOwned *childwriter.NotOwnedError
 		if errors.As(err, &notOwned) {
 			return flow.Continue, flow.Invalid(ovnv1alpha1.CentralReadyCondition, ovnv1alpha1.ClientSecretCopyFailedReason,
 				fmt.Errorf("refusing to overwrite Secret %s/%s: it exists and is not owned by this OVNChassis", c.Namespace, ClientSecretName(c)))

@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // reconcileOVS runs Open vSwitch. A rollout in progress is reported and
@@ -17,7 +17,7 @@ import (
 func (r *Reconciler) reconcileOVS(ctx context.Context, p *pass) (flow.Outcome, error) {
 	c := p.chassis
 	ds := BuildOVSDaemonSet(c, p.scriptsHash)
-	if err := p.children.Apply(ctx, r.Scheme, c, ds); err != nil {
+	if err := p.children.Apply(ctx, c, ds); err != nil {
 		return flow.Continue, workloadError(ovnv1alpha1.OVSReadyCondition, ovnv1alpha1.DaemonSetErrorReason, err)
 	}
 	if done, why := DaemonSetRolledOut(ds); !done {
@@ -41,7 +41,7 @@ func (r *Reconciler) reconcileController(ctx context.Context, p *pass) (flow.Out
 		return flow.Requeue(daemonSetPoll), nil
 	}
 	ds := BuildControllerDaemonSet(c, p.addrs.Remote, p.scriptsHash)
-	if err := p.children.Apply(ctx, r.Scheme, c, ds); err != nil {
+	if err := p.children.Apply(ctx, c, ds); err != nil {
 		return flow.Continue, workloadError(ovnv1alpha1.ControllerReadyCondition, ovnv1alpha1.DaemonSetErrorReason, err)
 	}
 	c.Status.DesiredNumberScheduled, c.Status.NumberReady = ds.Status.DesiredNumberScheduled, ds.Status.NumberReady
@@ -59,7 +59,7 @@ func (r *Reconciler) reconcileController(ctx context.Context, p *pass) (flow.Out
 // Anvil does not own is invalid input, anything else is retried, both
 // reported under reason.
 func workloadError(condition, reason string, err error) error {
-	var notOwned *targetcluster.NotOwnedError
+	var notOwned *childwriter.NotOwnedError
 	if errors.As(err, &notOwned) {
 		return flow.Invalid(condition, reason, err)
 	}

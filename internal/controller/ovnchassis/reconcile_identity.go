@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;patch;delete
@@ -29,7 +29,7 @@ import (
 // for without holding the others or the DaemonSets.
 func (r *Reconciler) reconcileIdentities(ctx context.Context, p *pass) (flow.Outcome, error) {
 	c := p.chassis
-	owner, err := targetcluster.OwnerLabels(c, r.Scheme)
+	owner, err := childwriter.OwnerLabels(c, r.Scheme)
 	if err != nil {
 		return flow.Continue, err
 	}
@@ -60,8 +60,8 @@ func (r *Reconciler) reconcileIdentities(ctx context.Context, p *pass) (flow.Out
 // issueIdentity writes one node's Certificate and returns its issued
 // Secret, claimed and delivered, or nil while it is not issued.
 func (r *Reconciler) issueIdentity(ctx context.Context, p *pass, e NodeEntry, owner map[string]string) (*corev1.Secret, error) {
-	c, local := p.chassis, targetcluster.LocalChildren(r.Client)
-	if err := local.Apply(ctx, r.Scheme, c, BuildIdentityCertificate(c, p.central, e, owner)); err != nil {
+	c, local := p.chassis, childwriter.Local(r.Client, r.Scheme)
+	if err := local.Apply(ctx, c, BuildIdentityCertificate(c, p.central, e, owner)); err != nil {
 		return nil, fmt.Errorf("writing its Certificate: %w", err)
 	}
 	issued := &corev1.Secret{}
@@ -78,13 +78,13 @@ func (r *Reconciler) issueIdentity(ctx context.Context, p *pass, e NodeEntry, ow
 	// the Certificate, which the chassis controls, the Secret's controller;
 	// a Secret with a controller is left as it is.
 	if metav1.GetControllerOf(issued) == nil {
-		if err := local.Apply(ctx, r.Scheme, c, BuildIdentityClaim(c, e.Name)); err != nil {
+		if err := local.Apply(ctx, c, BuildIdentityClaim(c, e.Name)); err != nil {
 			return nil, fmt.Errorf("claiming its Secret: %w", err)
 		}
 	}
-	if p.children.Remote != nil {
-		if err := p.children.Apply(ctx, r.Scheme, c, BuildIdentityCopy(c, e.Name, issued)); err != nil {
-			return nil, fmt.Errorf("copying its Secret to target cluster %s: %w", p.children.Remote.Name, err)
+	if p.children.Remote() {
+		if err := p.children.Apply(ctx, c, BuildIdentityCopy(c, e.Name, issued)); err != nil {
+			return nil, fmt.Errorf("copying its Secret to target cluster %s: %w", p.children.Cluster, err)
 		}
 	}
 	return issued, nil
@@ -94,7 +94,7 @@ func (r *Reconciler) issueIdentity(ctx context.Context, p *pass, e NodeEntry, ow
 // renders: the Certificate and its Secret, and the copy on the chassis's
 // cluster. Only objects this chassis controls go.
 func (r *Reconciler) reapIdentities(ctx context.Context, p *pass) error {
-	c, local := p.chassis, targetcluster.LocalChildren(r.Client)
+	c, local := p.chassis, childwriter.Local(r.Client, r.Scheme)
 	sel := client.MatchingLabels{instanceLabel: c.Name, componentLabel: IdentityComponent, nameLabel: nameValue}
 	certs := &cmv1.CertificateList{}
 	// Without cert-manager's kind there is no Certificate to reap; a node
@@ -107,15 +107,15 @@ func (r *Reconciler) reapIdentities(ctx context.Context, p *pass) error {
 		if !StaleIdentity(cert.Annotations, p.entries) {
 			continue
 		}
-		if _, err := local.Delete(ctx, r.Scheme, c, cert); err != nil {
+		if _, err := local.Delete(ctx, c, cert); err != nil {
 			return fmt.Errorf("deleting identity Certificate %s: %w", cert.Name, err)
 		}
 		issued := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: cert.Name}}
-		if _, err := local.Delete(ctx, r.Scheme, c, issued); err != nil {
+		if _, err := local.Delete(ctx, c, issued); err != nil {
 			return fmt.Errorf("deleting identity Secret %s: %w", cert.Name, err)
 		}
 	}
-	if p.children.Remote == nil {
+	if !p.children.Remote() {
 		return nil
 	}
 	copies := &corev1.SecretList{}
@@ -124,7 +124,7 @@ func (r *Reconciler) reapIdentities(ctx context.Context, p *pass) error {
 	}
 	for i := range copies.Items {
 		if s := &copies.Items[i]; StaleIdentity(s.Annotations, p.entries) {
-			if _, err := p.children.Delete(ctx, r.Scheme, c, s); err != nil {
+			if _, err := p.children.Delete(ctx, c, s); err != nil {
 				return fmt.Errorf("deleting identity copy %s: %w", s.Name, err)
 			}
 		}
@@ -135,7 +135,7 @@ func (r *Reconciler) reapIdentities(ctx context.Context, p *pass) error {
 // identityError reports a failed identity step: an object Anvil does not
 // own in the way is invalid input, anything else is retried.
 func identityError(err error) error {
-	var notOwned *targetcluster.NotOwnedError
+	var notOwned *childwriter.NotOwnedError
 	if errors.As(err, &notOwned) {
 		return flow.Invalid(ovnv1alpha1.NodesReadyCondition, ovnv1alpha1.IdentityErrorReason, err)
 	}

@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // jobState is where one node's maintenance Job stands.
@@ -87,7 +87,7 @@ func (r *Reconciler) runJob(ctx context.Context, p *pass, a NodeAction) (jobStat
 	err := reader.Get(ctx, client.ObjectKeyFromObject(want), live)
 	switch {
 	case apierrors.IsNotFound(err):
-		if err := children.Apply(ctx, r.Scheme, c, want, targetcluster.CreateOnly); err != nil {
+		if err := children.Apply(ctx, c, want, childwriter.CreateOnly); err != nil {
 			return 0, "", fmt.Errorf("creating Job %s: %w", want.Name, err)
 		}
 		return jobRunning, want.Name, nil
@@ -113,17 +113,17 @@ func (r *Reconciler) runJob(ctx context.Context, p *pass, a NodeAction) (jobStat
 
 // jobPlace is where a Job of kind runs and is read: the evacuate Job on
 // the management cluster, every other on the chassis's cluster.
-func (r *Reconciler) jobPlace(p *pass, kind string) (*targetcluster.Children, client.Reader) {
+func (r *Reconciler) jobPlace(p *pass, kind string) (*childwriter.Writer, client.Reader) {
 	if kind == EvacuateJob {
-		return targetcluster.LocalChildren(r.Client), r.APIReader
+		return childwriter.Local(r.Client, r.Scheme), r.APIReader
 	}
 	return p.children, p.live
 }
 
 // deleteJob removes a finished Job the chassis owns, with its pods.
-func (r *Reconciler) deleteJob(ctx context.Context, p *pass, children *targetcluster.Children, job *batchv1.Job) error {
+func (r *Reconciler) deleteJob(ctx context.Context, p *pass, children *childwriter.Writer, job *batchv1.Job) error {
 	_, err := children.DeleteIf(ctx, job, func(live client.Object) bool {
-		return targetcluster.Controls(p.chassis, live, r.Scheme)
+		return childwriter.Controls(p.chassis, live, r.Scheme)
 	})
 	return err
 }
@@ -141,7 +141,7 @@ func (r *Reconciler) dropDeparted(ctx context.Context, p *pass, done map[string]
 		return nil
 	}
 	p.entries = kept
-	return p.children.Apply(ctx, r.Scheme, p.chassis, BuildNodes(p.chassis, kept))
+	return p.children.Apply(ctx, p.chassis, BuildNodes(p.chassis, kept))
 }
 
 // jobFinished reads a Job's terminal condition.

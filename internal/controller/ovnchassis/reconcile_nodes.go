@@ -11,9 +11,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/scriptfiles"
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // reconcileNodes writes the scripts and one entry per node. Nodes are
@@ -23,14 +23,14 @@ import (
 func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome, error) {
 	c := p.chassis
 	scripts := BuildScripts(c)
-	if err := p.children.Apply(ctx, r.Scheme, c, scripts); err != nil {
+	if err := p.children.Apply(ctx, c, scripts); err != nil {
 		return flow.Continue, workloadError(ovnv1alpha1.NodesReadyCondition, ovnv1alpha1.NodesErrorReason, err)
 	}
 	p.scriptsHash = scriptfiles.Hash(scripts.Data)
 	// The evacuate Job runs on the management cluster and reads its script
 	// there.
-	if p.children.Remote != nil {
-		if err := targetcluster.LocalChildren(r.Client).Apply(ctx, r.Scheme, c, BuildScripts(c)); err != nil {
+	if p.children.Remote() {
+		if err := childwriter.Local(r.Client, r.Scheme).Apply(ctx, c, BuildScripts(c)); err != nil {
 			return flow.Continue, workloadError(ovnv1alpha1.NodesReadyCondition, ovnv1alpha1.NodesErrorReason, err)
 		}
 	}
@@ -49,7 +49,7 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 		return flow.Continue, fmt.Errorf("reading the nodes ConfigMap: %w", err)
 	}
 	p.entries = DecideNodes(c, selected, live.Data, newSystemID)
-	if err := p.children.Apply(ctx, r.Scheme, c, BuildNodes(c, p.entries)); err != nil {
+	if err := p.children.Apply(ctx, c, BuildNodes(c, p.entries)); err != nil {
 		return flow.Continue, workloadError(ovnv1alpha1.NodesReadyCondition, ovnv1alpha1.NodesErrorReason, err)
 	}
 	leaving := len(p.entries) - len(selected)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/placement"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -43,7 +44,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.Teardown == nil && r.Registry != nil {
-		r.Teardown = &targetcluster.Teardown{Registry: r.Registry, Scheme: r.Scheme, Recorder: r.Recorder}
+		r.Teardown = &placement.Teardown{Registry: r.Registry, Scheme: r.Scheme, Recorder: r.Recorder}
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &ovnv1alpha1.OVNChassis{}, centralRefIndex, func(o client.Object) []string {
 		return []string{o.(*ovnv1alpha1.OVNChassis).Spec.CentralRef.Name}

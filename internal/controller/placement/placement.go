@@ -13,12 +13,14 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -28,12 +30,14 @@ import (
 type Protocol struct {
 	// Client patches the finalizer; it also writes local children.
 	Client client.Client
+	// Scheme maps children and owners to their kinds.
+	Scheme *runtime.Scheme
 	// APIReader reads local children past the cache.
 	APIReader client.Reader
 	// Registry resolves compute clusters; nil runs without them.
 	Registry *targetcluster.Registry
 	// Teardown sweeps the children of a deleted object.
-	Teardown *targetcluster.Teardown
+	Teardown *Teardown
 	// Condition reports a cluster that cannot be used, under
 	// TargetClusterUnavailable.
 	Condition string
@@ -47,14 +51,14 @@ type Protocol struct {
 // Placement is where one pass writes and reads its children.
 type Placement struct {
 	// Children writes the children, locally or on the compute cluster.
-	Children *targetcluster.Children
+	Children *childwriter.Writer
 	// Live reads children past any cache: the management cluster's
 	// apiserver for local children, the compute cluster's for placed ones.
 	Live client.Reader
 }
 
 // Remote tells whether the children live on a compute cluster.
-func (p Placement) Remote() bool { return p.Children.Remote != nil }
+func (p Placement) Remote() bool { return p.Children.Remote() }
 
 // Resolve finds where obj's children live and, for a placed object, adds
 // the remote-children finalizer before anything is written there. before
@@ -63,23 +67,23 @@ func (p Placement) Remote() bool { return p.Children.Remote != nil }
 // that cannot be used is a wait on the protocol's condition: nothing of the
 // pass runs until it can.
 func Resolve[T targetcluster.Targeted](ctx context.Context, p Protocol, obj T, before *T) (Placement, error) {
-	children, err := p.Registry.ChildrenFor(obj.TargetClusterName(), targetcluster.LocalChildren(p.Client))
-	switch DecideResolve(err == nil, err == nil && children.Remote != nil,
-		controllerutil.ContainsFinalizer(obj, targetcluster.RemoteChildrenFinalizer)) {
+	children, err := p.Registry.WriterFor(obj.TargetClusterName(), childwriter.Local(p.Client, p.Scheme))
+	switch DecideResolve(err == nil, err == nil && children.Remote(),
+		controllerutil.ContainsFinalizer(obj, RemoteChildrenFinalizer)) {
 	case Wait:
 		return Placement{}, flow.Wait(p.Condition, anvilmeta.TargetClusterUnavailableReason, p.Poll, "%s", err.Error())
 	case Proceed:
-		if children.Remote == nil {
+		if !children.Remote() {
 			return Placement{Children: children, Live: p.APIReader}, nil
 		}
 	case AddFinalizer:
-		controllerutil.AddFinalizer(obj, targetcluster.RemoteChildrenFinalizer)
+		controllerutil.AddFinalizer(obj, RemoteChildrenFinalizer)
 		if err := p.Client.Patch(ctx, obj, client.MergeFrom(*before)); err != nil {
 			return Placement{}, err
 		}
 		*before = obj.DeepCopyObject().(T)
 	}
-	return Placement{Children: children, Live: children.Remote.Reader}, nil
+	return Placement{Children: children, Live: children.Reader}, nil
 }
 
 // Release tears down a deleted object: with the remote-children finalizer,
@@ -89,7 +93,7 @@ func Resolve[T targetcluster.Targeted](ctx context.Context, p Protocol, obj T, b
 // its abandon window. A local object holds no finalizer: its children go
 // with their ownerReferences.
 func (p Protocol) Release(ctx context.Context, obj targetcluster.Targeted, conditions flow.Conditions) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(obj, targetcluster.RemoteChildrenFinalizer) {
+	if !controllerutil.ContainsFinalizer(obj, RemoteChildrenFinalizer) {
 		return ctrl.Result{}, nil
 	}
 	res, err := p.Teardown.Run(ctx, obj, p.Kinds)
@@ -101,7 +105,7 @@ func (p Protocol) Release(ctx context.Context, obj targetcluster.Targeted, condi
 		return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
 	}
 	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-	controllerutil.RemoveFinalizer(obj, targetcluster.RemoteChildrenFinalizer)
+	controllerutil.RemoveFinalizer(obj, RemoteChildrenFinalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(p.Client.Patch(ctx, obj, patch))
 }
 
@@ -136,7 +140,7 @@ func DecideResolve(resolved, remote, hasFinalizer bool) Action {
 // DecideRelease is the protocol's rule for a deleted object whose
 // teardown ran: the finalizer goes when the teardown released it, else the
 // object waits for its cluster. It is pure.
-func DecideRelease(res targetcluster.TeardownResult) Action {
+func DecideRelease(res TeardownResult) Action {
 	if res.Release {
 		return RemoveFinalizer
 	}

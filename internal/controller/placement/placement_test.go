@@ -4,8 +4,6 @@ import (
 	"errors"
 	"testing"
 	"time"
-
-	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 func TestDecideResolve(t *testing.T) {
@@ -33,12 +31,12 @@ func TestDecideResolve(t *testing.T) {
 func TestDecideRelease(t *testing.T) {
 	cases := []struct {
 		name string
-		res  targetcluster.TeardownResult
+		res  TeardownResult
 		want Action
 	}{
-		{name: "swept", res: targetcluster.TeardownResult{Release: true}, want: RemoveFinalizer},
-		{name: "given up after the abandon window", res: targetcluster.TeardownResult{Release: true}, want: RemoveFinalizer},
-		{name: "the cluster cannot be used yet", res: targetcluster.TeardownResult{RequeueAfter: time.Minute, Unavailable: errors.New("gone")}, want: Wait},
+		{name: "swept", res: TeardownResult{Release: true}, want: RemoveFinalizer},
+		{name: "given up after the abandon window", res: TeardownResult{Release: true}, want: RemoveFinalizer},
+		{name: "the cluster cannot be used yet", res: TeardownResult{RequeueAfter: time.Minute, Unavailable: errors.New("gone")}, want: Wait},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,11 +1,8 @@
-package targetcluster
+package childwriter
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"reflect"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,22 +32,22 @@ const FieldOwner = "anvil"
 // once running (a Job).
 //
 // On return obj holds the object as the cluster has it.
-func (c *Children) Apply(ctx context.Context, scheme *runtime.Scheme, owner, obj client.Object, opts ...ApplyOption) error {
+func (w *Writer) Apply(ctx context.Context, owner, obj client.Object, opts ...ApplyOption) error {
 	var o applyOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
 	// The registration's scope is what its owner agreed to; nothing is
 	// written outside it, whatever the token would allow.
-	if c.Remote != nil && !c.Remote.Allows(obj.GetNamespace()) {
-		return &NamespaceNotAllowedError{Cluster: c.Remote.Name, Namespace: obj.GetNamespace()}
+	if !w.Allows(obj.GetNamespace()) {
+		return &NamespaceNotAllowedError{Cluster: w.Cluster, Namespace: obj.GetNamespace()}
 	}
-	gvk, err := apiutil.GVKForObject(obj, scheme)
+	gvk, err := apiutil.GVKForObject(obj, w.Scheme)
 	if err != nil {
 		return err
 	}
 	if o.changeFromCache && !o.createOnly {
-		if done, err := c.applyChangeFromCache(ctx, scheme, owner, obj, gvk); done || err != nil {
+		if done, err := w.applyChangeFromCache(ctx, owner, obj, gvk); done || err != nil {
 			return err
 		}
 	}
@@ -58,25 +55,25 @@ func (c *Children) Apply(ctx context.Context, scheme *runtime.Scheme, owner, obj
 	if !ok {
 		return fmt.Errorf("%T is not a client.Object", obj)
 	}
-	err = c.Reader.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	err = w.Reader.Get(ctx, client.ObjectKeyFromObject(obj), live)
 	switch {
 	case apierrors.IsNotFound(err):
 		live = nil
 	case err != nil:
 		return err
-	case !Controls(owner, live, scheme):
+	case !Controls(owner, live, w.Scheme):
 		return &NotOwnedError{Kind: gvk.Kind, Namespace: live.GetNamespace(), Name: live.GetName()}
 	}
 	if live != nil && o.createOnly {
 		return copyObject(live, obj)
 	}
-	if err := c.Claim(owner, obj, live, scheme); err != nil {
+	if err := w.Claim(owner, obj, live); err != nil {
 		return err
 	}
 	if o.createOnly {
 		// Create, not apply: a generated value must never replace one a
 		// stale read did not see.
-		return client.IgnoreAlreadyExists(c.Client.Create(ctx, obj))
+		return client.IgnoreAlreadyExists(w.Client.Create(ctx, obj))
 	}
 	desired, _, err := desiredConfiguration(obj, gvk)
 	if err != nil {
@@ -92,7 +89,7 @@ func (c *Children) Apply(ctx context.Context, scheme *runtime.Scheme, owner, obj
 		}
 	}
 	u := &unstructured.Unstructured{Object: desired}
-	if err := c.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+	if err := w.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying %s %s/%s: %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), err)
 	}
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
@@ -126,8 +123,8 @@ func copyObject(src, dst client.Object) error {
 // Delete deletes the child named like obj when owner controls it; a
 // foreign object of that name, or none, is left alone. It reports whether
 // it deleted.
-func (c *Children) Delete(ctx context.Context, scheme *runtime.Scheme, owner, obj client.Object) (bool, error) {
-	return c.DeleteIf(ctx, obj, func(live client.Object) bool { return Controls(owner, live, scheme) })
+func (w *Writer) Delete(ctx context.Context, owner, obj client.Object) (bool, error) {
+	return w.DeleteIf(ctx, obj, func(live client.Object) bool { return Controls(owner, live, w.Scheme) })
 }
 
 // DeleteIf deletes the object named like obj when owned accepts its live
@@ -139,19 +136,19 @@ func (c *Children) Delete(ctx context.Context, scheme *runtime.Scheme, owner, ob
 // deleted, with no call, rather than as an error: reapers call this on
 // every pass and while their owner is deleted, and an error would hold the
 // owner forever, while Anvil may delete nothing there. A direct delete
-// through Remote.Client is refused with a *NamespaceNotAllowedError.
-func (c *Children) DeleteIf(ctx context.Context, obj client.Object, owned func(live client.Object) bool) (bool, error) {
-	if c.Remote != nil && !c.Remote.Allows(obj.GetNamespace()) {
+// through a compute cluster's client is refused with a *NamespaceNotAllowedError.
+func (w *Writer) DeleteIf(ctx context.Context, obj client.Object, owned func(live client.Object) bool) (bool, error) {
+	if !w.Allows(obj.GetNamespace()) {
 		return false, nil
 	}
-	if err := c.Reader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+	if err := w.Reader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
 	if !owned(obj) {
 		return false, nil
 	}
 	uid := obj.GetUID()
-	err := c.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	err := w.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return false, nil
 	}
@@ -209,169 +206,4 @@ func pruneNulls(v any) any {
 		}
 	}
 	return v
-}
-
-// settledObject is Settled for a live object as a typed read returns it.
-func settledObject(desired map[string]any, live client.Object) (bool, error) {
-	liveMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
-	if err != nil {
-		return false, err
-	}
-	// A typed read leaves the type empty; it is not a difference.
-	liveMap["apiVersion"], liveMap["kind"] = desired["apiVersion"], desired["kind"]
-	return Settled(desired, liveMap, live.GetManagedFields()), nil
-}
-
-// Settled tells whether applying desired would change nothing: live holds
-// every value desired sets (the apiserver's defaults may add more), and
-// the fields FieldOwner's last apply owns, read from live's managedFields,
-// are all still in desired. A live object FieldOwner never applied is not
-// settled, so the first pass takes ownership. It is pure.
-func Settled(desired, live map[string]any, managed []metav1.ManagedFieldsEntry) bool {
-	if !subset(desired, live) {
-		return false
-	}
-	for _, e := range managed {
-		if e.Manager != FieldOwner || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" {
-			continue
-		}
-		if e.FieldsV1 == nil {
-			return false
-		}
-		var owned map[string]any
-		if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &owned); err != nil {
-			return false
-		}
-		return covers(owned, desired)
-	}
-	return false
-}
-
-// subset tells whether every value in want is in have. Lists match element
-// by element, and an empty map or list in want matches an absent one.
-func subset(want, have any) bool {
-	switch w := want.(type) {
-	case map[string]any:
-		h, _ := have.(map[string]any)
-		for k, v := range w {
-			hv, ok := h[k]
-			if !ok {
-				if isEmpty(v) {
-					continue
-				}
-				return false
-			}
-			if !subset(v, hv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		h, _ := have.([]any)
-		if len(w) != len(h) {
-			return len(w) == 0 && have == nil
-		}
-		for i := range w {
-			if !subset(w[i], h[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return reflect.DeepEqual(want, have)
-}
-
-func isEmpty(v any) bool {
-	switch t := v.(type) {
-	case map[string]any:
-		return len(t) == 0
-	case []any:
-		return len(t) == 0
-	}
-	return false
-}
-
-// covers tells whether every field of a managedFields set (the fieldsV1
-// format: "f:" names a field, "k:" a list element by its keys, "v:" a set
-// element by value, "i:" an index, "." the element itself) is present in
-// the object v.
-func covers(fields map[string]any, v any) bool {
-	for key, sub := range fields {
-		if key == "." {
-			continue
-		}
-		child, ok := lookup(key, v)
-		if !ok {
-			return false
-		}
-		if m, isMap := sub.(map[string]any); isMap && len(m) > 0 && !covers(m, child) {
-			return false
-		}
-	}
-	return true
-}
-
-// lookup finds the part of v one fieldsV1 key names.
-func lookup(key string, v any) (any, bool) {
-	kind, rest, found := strings.Cut(key, ":")
-	if !found {
-		return nil, false
-	}
-	switch kind {
-	case "f":
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		x, ok := m[rest]
-		return x, ok
-	case "k":
-		var keys map[string]any
-		if json.Unmarshal([]byte(rest), &keys) != nil {
-			return nil, false
-		}
-		list, _ := v.([]any)
-		for _, el := range list {
-			if m, ok := el.(map[string]any); ok && matchesKeys(m, keys) {
-				return el, true
-			}
-		}
-	case "v":
-		list, _ := v.([]any)
-		for _, el := range list {
-			if sameJSON(el, rest) {
-				return el, true
-			}
-		}
-	case "i":
-		list, _ := v.([]any)
-		var i int
-		if _, err := fmt.Sscanf(rest, "%d", &i); err == nil && i >= 0 && i < len(list) {
-			return list[i], true
-		}
-	}
-	return nil, false
-}
-
-// matchesKeys tells whether a list element carries the key values.
-func matchesKeys(el, keys map[string]any) bool {
-	for k, want := range keys {
-		raw, err := json.Marshal(want)
-		if err != nil || !sameJSON(el[k], string(raw)) {
-			return false
-		}
-	}
-	return true
-}
-
-// sameJSON compares a value with a JSON text by their JSON forms, so that
-// an int64 and the float64 JSON decodes to compare equal.
-func sameJSON(v any, text string) bool {
-	var decoded any
-	if json.Unmarshal([]byte(text), &decoded) != nil {
-		return false
-	}
-	a, errA := json.Marshal(v)
-	b, errB := json.Marshal(decoded)
-	return errA == nil && errB == nil && string(a) == string(b)
 }

@@ -1,15 +1,12 @@
-package targetcluster
+package childwriter
 
 import (
 	"errors"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/events"
-	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
@@ -163,70 +160,10 @@ func TestOwnerKeyFromLabels(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			key, ok := ownerKeyFromLabels(tt.labels, tt.kind, tt.ns)
+			key, ok := OwnerKeyFromLabels(tt.labels, tt.kind, tt.ns)
 			if ok != tt.ok || (ok && key.Name != "c1") {
 				t.Errorf("got %v, %v", key, ok)
 			}
 		})
-	}
-}
-
-func TestTeardownAbandonsOnlyAfterBothWindows(t *testing.T) {
-	s := testScheme(t)
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	clk := clocktesting.NewFakePassiveClock(start)
-	recorder := events.NewFakeRecorder(10)
-	td := &Teardown{
-		Registry: &Registry{opts: Options{Namespace: "c5c3-clusters"}, clusters: map[string]*engagement{}, pending: map[string]string{}},
-		Scheme:   s, Recorder: recorder, Clock: clk,
-	}
-	owner := chassis("c1")
-	// The owner has been deleting for a long time, but this process only
-	// now sees the cluster fail: the per-process window starts now.
-	owner.DeletionTimestamp = &metav1.Time{Time: start.Add(-time.Hour)}
-
-	steps := []struct {
-		at          time.Duration
-		wantRelease bool
-	}{
-		{at: 0, wantRelease: false},
-		{at: 4 * time.Minute, wantRelease: false},
-		{at: 5 * time.Minute, wantRelease: true},
-	}
-	for _, st := range steps {
-		clk.SetTime(start.Add(st.at))
-		res, err := td.Run(t.Context(), owner, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Release != st.wantRelease {
-			t.Fatalf("at +%s: release = %v, want %v", st.at, res.Release, st.wantRelease)
-		}
-		if !res.Release && (res.RequeueAfter != UnavailableRequeue || !IsUnavailable(res.Unavailable)) {
-			t.Errorf("at +%s: waiting result = %+v", st.at, res)
-		}
-	}
-	select {
-	case ev := <-recorder.Events:
-		if want := "Warning " + ReasonRemoteChildrenAbandoned; len(ev) < len(want) || ev[:len(want)] != want {
-			t.Errorf("event = %q", ev)
-		}
-	default:
-		t.Error("no RemoteChildrenAbandoned event")
-	}
-
-	// A fresh deletion waits for its own window even if the cluster has
-	// been failing for long.
-	fresh := chassis("c2")
-	fresh.DeletionTimestamp = &metav1.Time{Time: clk.Now()}
-	if res, _ := td.Run(t.Context(), fresh, nil); res.Release {
-		t.Error("released a deletion younger than the window")
-	}
-}
-
-func TestSanitizeDropsURLs(t *testing.T) {
-	err := &urlErrorForTest{}
-	if got := sanitize(err.wrap()); got != "Get: connection refused" {
-		t.Errorf("sanitize = %q", got)
 	}
 }

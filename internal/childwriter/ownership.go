@@ -1,4 +1,4 @@
-package targetcluster
+package childwriter
 
 import (
 	"fmt"
@@ -74,9 +74,9 @@ func OwnerLabels(owner client.Object, scheme *runtime.Scheme) (map[string]string
 	}, nil
 }
 
-// ownerKeyFromLabels reads the owner a child's labels name, if they name one
+// OwnerKeyFromLabels reads the owner a child's labels name, if they name one
 // of ownerKind in the child's own namespace.
-func ownerKeyFromLabels(labels map[string]string, ownerKind, childNamespace string) (types.NamespacedName, bool) {
+func OwnerKeyFromLabels(labels map[string]string, ownerKind, childNamespace string) (types.NamespacedName, bool) {
 	if labels[OwnerKindLabel] != ownerKind {
 		return types.NamespacedName{}, false
 	}

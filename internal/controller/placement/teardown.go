@@ -1,21 +1,20 @@
-package targetcluster
+package placement
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/anvil/anvil/internal/childwriter"
+	"github.com/anvil/anvil/internal/targetcluster"
 )
 
 // RemoteChildrenFinalizer holds an owner until its children on the compute
@@ -35,14 +34,17 @@ const (
 	// UnavailableRequeue is the flat poll interval while a cluster does not
 	// resolve.
 	UnavailableRequeue = 15 * time.Second
-	// sweepPageSize bounds one list call of the sweep.
-	sweepPageSize = 500
 )
+
+// Resolver finds a compute cluster by name; the registry is one.
+type Resolver interface {
+	Resolve(name string) (*targetcluster.Remote, error)
+}
 
 // Teardown removes an owner's remote children when the owner is deleted.
 type Teardown struct {
 	// Registry resolves the owner's cluster.
-	Registry *Registry
+	Registry Resolver
 	// Scheme maps the owner to its kind.
 	Scheme *runtime.Scheme
 	// Recorder records RemoteChildrenAbandoned on the owner.
@@ -74,13 +76,13 @@ type TeardownResult struct {
 // sweeps the children of the given kinds when the cluster resolves; when it
 // does not, it waits until both the owner has been deleting and the cluster
 // has been failing for the abandon window, then releases with a Warning.
-func (t *Teardown) Run(ctx context.Context, owner Targeted, childKinds []schema.GroupVersionKind) (TeardownResult, error) {
+func (t *Teardown) Run(ctx context.Context, owner targetcluster.Targeted, childKinds []schema.GroupVersionKind) (TeardownResult, error) {
 	cluster := owner.TargetClusterName()
 	remote, err := t.Registry.Resolve(cluster)
 	if err == nil {
 		t.clearFailure(cluster)
-		err := Sweep(ctx, remote, t.Scheme, owner, childKinds)
-		var outside *NamespaceNotAllowedError
+		err := remote.Writer().Sweep(ctx, owner, childKinds)
+		var outside *childwriter.NamespaceNotAllowedError
 		switch {
 		case errors.As(err, &outside):
 			// Anvil may not delete there any more (the scope was narrowed
@@ -110,8 +112,8 @@ func (t *Teardown) Run(ctx context.Context, owner Targeted, childKinds []schema.
 
 // ownerKind names the owner's kind for an event, or "object".
 func ownerKind(owner client.Object, scheme *runtime.Scheme) string {
-	if labels, err := OwnerLabels(owner, scheme); err == nil {
-		return labels[OwnerKindLabel]
+	if labels, err := childwriter.OwnerLabels(owner, scheme); err == nil {
+		return labels[childwriter.OwnerKindLabel]
 	}
 	return "object"
 }
@@ -140,58 +142,4 @@ func (t *Teardown) clearFailure(cluster string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.firstFailure, cluster)
-}
-
-// Sweep deletes, in owner's namespace on the remote cluster, every object of
-// the given kinds that owner controls. It lists metadata only, in pages, and
-// decides ownership per object rather than by a label selector, so that an
-// object with a stale controller reference is found as well. A kind the
-// cluster does not serve is skipped. It does not wait for the deletions.
-// An owner namespace the registration does not list is refused with a
-// *NamespaceNotAllowedError before any call: Anvil may delete nothing there.
-func Sweep(ctx context.Context, remote *Remote, scheme *runtime.Scheme, owner client.Object, kinds []schema.GroupVersionKind) error {
-	if !remote.Allows(owner.GetNamespace()) {
-		return &NamespaceNotAllowedError{Cluster: remote.Name, Namespace: owner.GetNamespace()}
-	}
-	for _, gvk := range kinds {
-		if err := sweepKind(ctx, remote, scheme, owner, gvk); err != nil {
-			return fmt.Errorf("sweeping %s: %w", gvk.Kind, err)
-		}
-	}
-	return nil
-}
-
-func sweepKind(ctx context.Context, remote *Remote, scheme *runtime.Scheme, owner client.Object, gvk schema.GroupVersionKind) error {
-	rescanned := false
-	cont := ""
-	for {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		err := remote.Reader.List(ctx, list, client.InNamespace(owner.GetNamespace()), client.Limit(sweepPageSize), client.Continue(cont))
-		switch {
-		case meta.IsNoMatchError(err):
-			return nil
-		case apierrors.IsResourceExpired(err) && !rescanned:
-			// The continue token outlived the server's compaction; start over
-			// once. Objects already deleted are simply not listed again.
-			rescanned, cont = true, ""
-			continue
-		case err != nil:
-			return err
-		}
-		children := ChildrenOn(remote)
-		for i := range list.Items {
-			item := &list.Items[i]
-			item.SetGroupVersionKind(gvk)
-			if !Controls(owner, item, scheme) {
-				continue
-			}
-			if _, err := children.Delete(ctx, scheme, owner, item); err != nil {
-				return err
-			}
-		}
-		if cont = list.GetContinue(); cont == "" {
-			return nil
-		}
-	}
 }

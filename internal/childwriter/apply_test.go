@@ -1,4 +1,4 @@
-package targetcluster
+package childwriter
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -133,25 +134,30 @@ func TestSettledObjectIgnoresTheEmptyTypeOfATypedRead(t *testing.T) {
 	}
 }
 
-// A registration scoped to namespaces gets no write outside them: the
-// refusal comes before any call, so a nil client is never touched.
+// A registration scoped to namespaces gets no write, deletion or sweep
+// outside them: the refusal comes before any call, so a nil client is
+// never touched.
 func TestChildrenStayInTheRegistrationsNamespaces(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	c := ChildrenOn(&Remote{Name: "compute-a", Namespaces: []string{"openstack"}})
+	w := &Writer{Scheme: scheme, Cluster: "compute-a", Namespaces: []string{"openstack"}}
 	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: "team-x"}}
 	obj := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "team-x"}}
-	err := c.Apply(context.Background(), scheme, owner, obj)
+	err := w.Apply(context.Background(), owner, obj)
 	var refused *NamespaceNotAllowedError
 	if !errors.As(err, &refused) || refused.Cluster != "compute-a" || refused.Namespace != "team-x" {
 		t.Errorf("Apply outside the scope = %v, want a NamespaceNotAllowedError", err)
 	}
-	if deleted, err := c.DeleteIf(context.Background(), obj, func(client.Object) bool { return true }); deleted || err != nil {
+	if deleted, err := w.DeleteIf(context.Background(), obj, func(client.Object) bool { return true }); deleted || err != nil {
 		t.Errorf("DeleteIf outside the scope = %v, %v, want nothing done", deleted, err)
 	}
-	if !(&Remote{}).Allows("anything") || !(&Remote{Namespaces: []string{"openstack"}}).Allows("openstack") {
+	err = w.Sweep(context.Background(), owner, []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}})
+	if !errors.As(err, &refused) || refused.Namespace != "team-x" {
+		t.Errorf("Sweep outside the scope = %v, want a NamespaceNotAllowedError", err)
+	}
+	if !(&Writer{}).Allows("anything") || !(&Writer{Namespaces: []string{"openstack"}}).Allows("openstack") {
 		t.Error("a cluster-wide registration, or a listed namespace, is refused")
 	}
 }

@@ -1,4 +1,4 @@
-package targetcluster
+package childwriter
 
 import (
 	"context"
@@ -74,17 +74,17 @@ func appliedHash(desired map[string]any) (string, error) {
 // replaced by a foreign object. It reports done when it wrote. Anything
 // else (no cached child, a foreign one, a settled one, a conflict) is left
 // to the careful path, which reads the child from the apiserver.
-func (c *Children) applyChangeFromCache(ctx context.Context, scheme *runtime.Scheme, owner, obj client.Object, gvk schema.GroupVersionKind) (bool, error) {
+func (w *Writer) applyChangeFromCache(ctx context.Context, owner, obj client.Object, gvk schema.GroupVersionKind) (bool, error) {
 	cached := &metav1.PartialObjectMetadata{}
 	cached.SetGroupVersionKind(gvk)
-	if err := c.Client.Get(ctx, client.ObjectKeyFromObject(obj), cached); err != nil || !Controls(owner, cached, scheme) {
+	if err := w.Client.Get(ctx, client.ObjectKeyFromObject(obj), cached); err != nil || !Controls(owner, cached, w.Scheme) {
 		return false, nil //nolint:nilerr // the careful path reads the apiserver and reports what it finds
 	}
 	claimed, ok := obj.DeepCopyObject().(client.Object)
 	if !ok {
 		return false, fmt.Errorf("%T is not a client.Object", obj)
 	}
-	if err := c.Claim(owner, claimed, cached, scheme); err != nil {
+	if err := w.Claim(owner, claimed, cached); err != nil {
 		return false, err
 	}
 	desired, want, err := desiredConfiguration(claimed, gvk)
@@ -98,7 +98,7 @@ func (c *Children) applyChangeFromCache(ctx context.Context, scheme *runtime.Sch
 	}
 	desired["metadata"].(map[string]any)["resourceVersion"] = cached.GetResourceVersion()
 	u := &unstructured.Unstructured{Object: desired}
-	err = c.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	err = w.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
 	switch {
 	case apierrors.IsConflict(err):
 		return false, nil
