@@ -395,3 +395,23 @@ func Hash(data map[string][]byte) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// RenderDelivered renders the contract a Nova publishes for nova-compute:
+// the remote contract when remote is given, else the in-cluster one. Its
+// errors are prefixed with the spec field whose values were refused, so
+// that the Nova, and the ControlPlane that delivers the same data, report
+// the field to fix.
+func RenderDelivered(in ContractInput, remote *RemoteInput) (map[string][]byte, error) {
+	if remote == nil {
+		data, err := RenderContract(in)
+		if err != nil {
+			return nil, fmt.Errorf("spec: %w", err)
+		}
+		return data, nil
+	}
+	data, err := RenderRemoteContract(in, *remote)
+	if err != nil {
+		return nil, fmt.Errorf("spec.remoteCompute: %w", err)
+	}
+	return data, nil
+}

@@ -21,7 +21,7 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
-	"github.com/anvil/anvil/internal/novacomputeconfig"
+	"github.com/anvil/anvil/internal/extraconfig"
 	"github.com/anvil/anvil/internal/workloadpolicy"
 )
 
@@ -284,7 +284,7 @@ func validateExtraConfig(p *field.Path, extra map[string]map[string]string) fiel
 			// A malformed name is refused once, for its shape; only a
 			// well-formed option is looked up.
 			if sectionOK && keyOK {
-				if msg := novacomputeconfig.ExtraConfigError(section, key); msg != "" {
+				if msg := extraconfig.Refusal(section, key); msg != "" {
 					errs = append(errs, field.Forbidden(kp, msg))
 				}
 			}

@@ -182,18 +182,30 @@ kubectl delete ovnchassis controlplane-compute-b-chassis -n openstack --timeout=
 
 # Nothing Anvil wrote is left: no copy, no workload, no ConfigMap. What
 # stays is what the script made by hand (the CA bundle) and what every
-# namespace has.
-left="$(kubectl --context "$COMPUTE_CONTEXT" get secrets,configmaps,daemonsets,deployments,jobs -n openstack \
-  -o jsonpath='{range .items[*]}{.kind}/{.metadata.name}{"\n"}{end}' \
-  | grep -vx -e Secret/nova-metadata-ca -e ConfigMap/kube-root-ca.crt || true)"
-[[ -z "$left" ]] || fail "detaching compute-b left these behind: $left"
-reaped() {
-  kubectl get events -n openstack --field-selector "reason=$1,involvedObject.name=$2" -o jsonpath='{range .items[*]}{.message}{"\n"}{end}'
+# namespace has. The copies are the ControlPlane's, which deletes them in
+# the pass that sees the last pool and agent gone: the inventory in its
+# status stops naming compute-b then.
+leftovers() {
+  kubectl --context "$COMPUTE_CONTEXT" get secrets,configmaps,daemonsets,deployments,jobs -n openstack \
+    -o jsonpath='{range .items[*]}{.kind}/{.metadata.name}{"\n"}{end}' \
+    | grep -vx -e Secret/nova-metadata-ca -e ConfigMap/kube-root-ca.crt || true
 }
-mirror_events="$(reaped ComputeConfigMirrorReaped controlplane-compute-b)"
+for _ in $(seq 1 60); do
+  listed="$(kubectl get controlplane controlplane -n openstack -o jsonpath='{range .status.deliveries[*]}{.cluster}{"\n"}{end}' | grep -cx compute-b || true)"
+  [[ "$listed" == 0 && -z "$(leftovers)" ]] && break
+  sleep 1
+done
+left="$(leftovers)"
+[[ -z "$left" ]] || fail "detaching compute-b left these behind: $left"
+[[ "$listed" == 0 ]] || fail "the ControlPlane still lists $listed copies on compute-b"
+reaped() {
+  kubectl get events -n openstack --field-selector "reason=$1,involvedObject.name=controlplane" -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' \
+    | grep compute-b || true
+}
+mirror_events="$(reaped ComputeConfigMirrorReaped)"
 grep -q controlplane-nova-compute-config <<<"$mirror_events" || fail "no ComputeConfigMirrorReaped event for the mirror: $mirror_events"
 grep -q controlplane-nova-hypervisor-operator-auth <<<"$mirror_events" || fail "no ComputeConfigMirrorReaped event for the auth copy: $mirror_events"
-[[ -n "$(reaped MetadataSharedSecretMirrorReaped controlplane-compute-b-metadata)" ]] \
+[[ -n "$(reaped MetadataSharedSecretMirrorReaped)" ]] \
   || fail "no MetadataSharedSecretMirrorReaped event for the metadata copy"
 # compute-a keeps its agent's copy: only the last agent naming it reaps it.
 kubectl --context anvil-compute-a get secret controlplane-nova-metadata-agent-secret -n openstack >/dev/null \

@@ -232,6 +232,20 @@ const (
 	// a deleted ControlPlane removes from a compute cluster; the note names
 	// the cluster and the Secret.
 	DeliveredCopyReapedEvent = "DeliveredCopyReaped"
+	// ComputeConfigMirrorReapedEvent is the Normal event recorded for each
+	// copy of the contract or of the hypervisor operator's auth Secret a
+	// ControlPlane deletes from a compute cluster where no pool of its Nova
+	// is left; the note names the cluster and the Secret.
+	ComputeConfigMirrorReapedEvent = "ComputeConfigMirrorReaped"
+	// MetadataSharedSecretMirrorReapedEvent is the Normal event recorded
+	// for each copy of the metadata shared secret a ControlPlane deletes
+	// from a compute cluster where no metadata agent names it any more.
+	MetadataSharedSecretMirrorReapedEvent = "MetadataSharedSecretMirrorReaped"
+	// DeliveredCopyAbandonedEvent is the Warning event recorded when a copy
+	// the ControlPlane no longer delivers is on a cluster that is no longer
+	// registered: Anvil cannot reach it, forgets the copy, and the note
+	// names the cluster and the Secret for its owner to remove.
+	DeliveredCopyAbandonedEvent = "DeliveredCopyAbandoned"
 	// ComputeConfigMirrorLabel marks the copy of the compute contract on a
 	// compute cluster. Only Secrets with the value "true" are ever reaped.
 	ComputeConfigMirrorLabel = "nova.openstack.c5c3.io/compute-config-mirror"

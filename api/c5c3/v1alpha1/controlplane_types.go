@@ -363,6 +363,38 @@ type ControlPlaneStatus struct {
 	// +listType=map
 	// +listMapKey=cluster
 	BrokerUsers []BrokerUser `json:"brokerUsers,omitempty"`
+
+	// Deliveries is the inventory of the copies this ControlPlane wrote to
+	// compute clusters and has not deleted since: the contract's mirror,
+	// the hypervisor operator's auth copy and the metadata shared secret's
+	// copy, each with the hash of the data last written. A copy that a
+	// pass no longer delivers is deleted by comparing what the pass
+	// delivers with this list; the ControlPlane is the only one that
+	// deletes what it delivered.
+	// +optional
+	// +listType=map
+	// +listMapKey=cluster
+	// +listMapKey=namespace
+	// +listMapKey=name
+	Deliveries []DeliveredCopy `json:"deliveries,omitempty"`
+}
+
+// DeliveredCopy records one object a ControlPlane wrote to a compute
+// cluster.
+type DeliveredCopy struct {
+	// Cluster is the compute cluster, as a targetClusterRef names it.
+	Cluster string `json:"cluster"`
+	// Kind of the object; Anvil delivers Secrets only.
+	// +kubebuilder:validation:Enum=Secret
+	Kind string `json:"kind"`
+	// Namespace of the copy on the compute cluster.
+	Namespace string `json:"namespace"`
+	// Name of the copy.
+	Name string `json:"name"`
+	// Hash is the SHA-256 digest of the data last written, the value the
+	// contract's hash is for the mirror.
+	// +optional
+	Hash string `json:"hash,omitempty"`
 }
 
 // BrokerUser records one compute cluster's own broker user.

@@ -93,14 +93,6 @@ const (
 	DaemonSetErrorReason = "DaemonSetError"
 )
 
-// Event reasons of a NeutronMetadataAgent.
-const (
-	// MetadataSharedSecretMirrorReapedEvent: a deleting agent removed a
-	// labelled copy of the shared secret that no other agent on its
-	// cluster names; Normal, one per deleted copy.
-	MetadataSharedSecretMirrorReapedEvent = "MetadataSharedSecretMirrorReaped"
-)
-
 // Labels and annotations of an agent's inputs and children.
 const (
 	// MetadataSharedSecretMirrorLabel marks the ControlPlane's copy of the

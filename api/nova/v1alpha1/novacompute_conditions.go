@@ -197,9 +197,6 @@ const (
 	AggregateDeletedEvent = "AggregateDeleted"
 	// AggregateKeptEvent: an unneeded aggregate carries foreign metadata.
 	AggregateKeptEvent = "AggregateKept"
-	// ComputeConfigMirrorReapedEvent: the last pool's teardown deleted a
-	// delivered copy.
-	ComputeConfigMirrorReapedEvent = "ComputeConfigMirrorReaped"
 	// NodeConflictEvent: a newly selected node is held by another pool.
 	NodeConflictEvent = "NodeConflict"
 	// HostDiscoveryStartedEvent: the pool created the discovery Job.

@@ -47,6 +47,12 @@ func Summarize(status *anvilmeta.CommonStatus, generation int64, passErr error, 
 func PatchStatus(ctx context.Context, c client.Client, rec events.EventRecorder, before, obj client.Object,
 	beforeStatus, status *anvilmeta.CommonStatus, passErr error, sum Summary) error {
 	Summarize(status, obj.GetGeneration(), passErr, sum)
+	// A finalizer patch of this pass (flow.AddFinalizer) moved obj's
+	// version and finalizers. The status patch locks on that version, so
+	// only a stranger's write since then makes it conflict, and the
+	// finalizers are not part of the comparison.
+	before.SetResourceVersion(obj.GetResourceVersion())
+	before.SetFinalizers(obj.GetFinalizers())
 	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
 	data, err := client.MergeFrom(before).Data(obj)
 	if err != nil {

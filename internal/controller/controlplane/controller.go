@@ -115,6 +115,10 @@ type pass struct {
 	// authWithheld are the target clusters whose namespace does not ask
 	// for the hypervisor operator's auth Secret. Set by Mirrors.
 	authWithheld []string
+	// wanted are the copies this pass delivers, or means to and could
+	// not; withdrawDeliveries deletes the inventory's others. Set by
+	// Mirrors and MetadataAgentSecrets.
+	wanted map[copyKey]bool
 	// keystone is the pass's admin session, opened on first use, and
 	// adminDomain the admin's domain, where accounts are created.
 	keystone    AdminSession
@@ -140,6 +144,7 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileMirrors},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.pruneClusterCredentials},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileMetadataAgentSecrets},
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.withdrawDeliveries},
 		{Condition: c5c3v1alpha1.ComputeRotationCompleteCondition, Run: r.reconcileRotation},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reportDeliveries},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.releaseAccountsFinalizer},
@@ -189,10 +194,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 // patchStatus ends every pass: the shared rollup derives Ready, records
 // the transition events and writes what changed.
 func (r *Reconciler) patchStatus(ctx context.Context, before, cp *c5c3v1alpha1.ControlPlane, passErr error) error {
-	// A finalizer patch of this pass moved the object's version; the
-	// status patch locks on that version, so only a stranger's write
-	// since then makes it conflict.
-	before.ResourceVersion, before.Finalizers = cp.ResourceVersion, cp.Finalizers
 	return conditions.PatchStatus(ctx, r.Client, r.Recorder, before, cp, &before.Status.CommonStatus, &cp.Status.CommonStatus, passErr, r.summary())
 }
 

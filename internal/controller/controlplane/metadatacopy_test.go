@@ -44,6 +44,12 @@ func TestMetadataAgentTargets(t *testing.T) {
 	if got := MetadataAgentTargets(cp, nil); len(got) != 0 {
 		t.Errorf("no agents: targets = %v", got)
 	}
+	// A leaving agent keeps its cluster's copy until it is gone, but is
+	// no target: nothing is written for it.
+	agents = append(agents, agent("b2", "openstack", "compute-b", copyName, true), agent("mine", "openstack", "compute-g", "my-secret", true))
+	if got, want := DepartingAgentClusters(cp, agents), []string{"compute-b", "compute-d"}; !slices.Equal(got, want) {
+		t.Errorf("departing = %v, want %v", got, want)
+	}
 }
 
 func TestBuildMetadataAgentSecret(t *testing.T) {

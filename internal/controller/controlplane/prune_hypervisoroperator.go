@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,13 +12,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
+	anvilmeta "github.com/anvil/anvil/api/meta"
 	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 )
 
 // pruneHypervisorOperator removes everything the account left, in the
-// order that never strands a credential: the copies on compute clusters,
-// the user and the project in Keystone, and the Secrets beside the Nova.
+// order that never strands a credential: the copies on compute clusters
+// that the inventory lists, the user and the project in Keystone, and the
+// Secrets beside the Nova.
 // The Secrets go last, so while either exists there may be more to prune;
 // without them there is nothing, and a ControlPlane that never asked for
 // the account costs one cached read here.
@@ -26,13 +29,12 @@ func (r *Reconciler) pruneHypervisorOperator(ctx context.Context, p *pass) error
 	if !r.hasHypervisorOperatorSecrets(ctx, cp) {
 		return nil
 	}
-	targets, _, err := r.poolClusters(ctx, cp)
-	if err != nil {
-		return err
+	if err := r.withdraw(ctx, p, authCopies(cp)); err != nil {
+		return hypervisorOperatorError(err)
 	}
-	if results := r.pruneAuthCopies(ctx, cp, targets); len(results) > 0 {
-		reason, message := summarizeMirrors(results)
-		return flow.Wait(c5c3v1alpha1.NovaReadyCondition, reason, waitRequeue, "removing the hypervisor operator's account: %s", message)
+	if left := authCopies(cp); len(left) > 0 {
+		return flow.Wait(c5c3v1alpha1.NovaReadyCondition, anvilmeta.TargetClusterUnavailableReason, waitRequeue,
+			"removing the hypervisor operator's account: waiting to delete its copies on %s", strings.Join(clustersOf(left), ", "))
 	}
 	if err := r.deleteAccount(ctx, p); err != nil {
 		return hypervisorOperatorError(err)
@@ -87,7 +89,7 @@ func (r *Reconciler) releaseFinalizer(ctx context.Context, p *pass) (flow.Outcom
 			}
 		}
 	}
-	return flow.Continue, r.removeFinalizer(ctx, cp, c5c3v1alpha1.AccountsFinalizer)
+	return flow.Continue, flow.RemoveFinalizer(ctx, r.Client, cp, c5c3v1alpha1.AccountsFinalizer)
 }
 
 // deleteAccount deletes the user and the project, each only when it
@@ -114,4 +116,24 @@ func (r *Reconciler) deleteAccount(ctx context.Context, p *pass) error {
 		return keystone.DeleteProject(ctx, project.ID)
 	}
 	return nil
+}
+
+// authCopies are the inventory's entries of the auth Secret's copies.
+func authCopies(cp *c5c3v1alpha1.ControlPlane) []c5c3v1alpha1.DeliveredCopy {
+	var out []c5c3v1alpha1.DeliveredCopy
+	for _, d := range cp.Status.Deliveries {
+		if d.Name == HypervisorOperatorAuthName(cp) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// clustersOf names the clusters of inventory entries, in their order.
+func clustersOf(list []c5c3v1alpha1.DeliveredCopy) []string {
+	out := make([]string, 0, len(list))
+	for _, d := range list {
+		out = append(out, d.Cluster)
+	}
+	return out
 }

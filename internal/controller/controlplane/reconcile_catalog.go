@@ -80,7 +80,7 @@ func (r *Reconciler) applyCatalog(ctx context.Context, p *pass, desired DesiredC
 	if plan.CreateService || len(plan.CreateEndpoints) > 0 {
 		// The finalizer comes first: from the first catalog write on, a
 		// deleted ControlPlane must remove what it registered.
-		if err := r.addFinalizer(ctx, p.cp, c5c3v1alpha1.AccountsFinalizer); err != nil {
+		if err := flow.AddFinalizer(ctx, r.Client, p.cp, c5c3v1alpha1.AccountsFinalizer); err != nil {
 			return plan, err
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	"github.com/anvil/anvil/internal/childwriter"
@@ -67,7 +66,7 @@ func (r *Reconciler) provisionHypervisorOperator(ctx context.Context, p *pass) (
 	}
 	// The finalizer comes first: from the first Keystone write on, a
 	// deleted ControlPlane must clean up what it created.
-	if err := r.addFinalizer(ctx, cp, c5c3v1alpha1.AccountsFinalizer); err != nil {
+	if err := flow.AddFinalizer(ctx, r.Client, cp, c5c3v1alpha1.AccountsFinalizer); err != nil {
 		return nil, err
 	}
 	password, err := r.hypervisorOperatorPassword(ctx, cp)
@@ -122,46 +121,6 @@ func (r *Reconciler) adminCredentials(ctx context.Context, cp *c5c3v1alpha1.Cont
 			"services.keystone.adminCredentialsSecretRef names Secret %s/%s, which does not exist or has no key password", cp.Namespace, name)
 	}
 	return creds, domain, nil
-}
-
-// addFinalizer adds the named finalizer unless cp carries it. It patches
-// a copy, so the pass's status is not replaced by the response.
-func (r *Reconciler) addFinalizer(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, name string) error {
-	if controllerutil.ContainsFinalizer(cp, name) {
-		return nil
-	}
-	obj := cp.DeepCopy()
-	patch := client.MergeFromWithOptions(cp, client.MergeFromWithOptimisticLock{})
-	controllerutil.AddFinalizer(obj, name)
-	if err := r.Client.Patch(ctx, obj, patch); err != nil {
-		return err
-	}
-	adoptMetadata(cp, obj)
-	return nil
-}
-
-// adoptMetadata carries the pass's own metadata patch into the pass's
-// object: the status patch at the end of the pass then locks on the
-// version this pass wrote, instead of failing on it as on a stranger's
-// write and losing what the pass recorded (a generated value's digest).
-func adoptMetadata(cp, patched *c5c3v1alpha1.ControlPlane) {
-	cp.ResourceVersion = patched.ResourceVersion
-	cp.Finalizers = patched.Finalizers
-}
-
-// removeFinalizer is addFinalizer's inverse.
-func (r *Reconciler) removeFinalizer(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, name string) error {
-	if !controllerutil.ContainsFinalizer(cp, name) {
-		return nil
-	}
-	obj := cp.DeepCopy()
-	patch := client.MergeFromWithOptions(cp, client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(obj, name)
-	if err := r.Client.Patch(ctx, obj, patch); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	adoptMetadata(cp, obj)
-	return nil
 }
 
 // hypervisorOperatorPassword returns the account's password, generating

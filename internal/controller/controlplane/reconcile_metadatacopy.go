@@ -37,12 +37,25 @@ func MetadataAgentSecretName(cp *c5c3v1alpha1.ControlPlane) string {
 // agent on the management cluster reads the Nova's own Secret instead. It
 // is pure, so the rules are table-tested.
 func MetadataAgentTargets(cp *c5c3v1alpha1.ControlPlane, agents []neutronv1alpha1.NeutronMetadataAgent) []string {
+	return agentClusterSet(cp, agents, false)
+}
+
+// DepartingAgentClusters returns the clusters where an agent that names
+// the copy is being deleted, sorted. Its pods still sign with the copy,
+// which stays there, unwritten, until the agent is gone. It is pure.
+func DepartingAgentClusters(cp *c5c3v1alpha1.ControlPlane, agents []neutronv1alpha1.NeutronMetadataAgent) []string {
+	return agentClusterSet(cp, agents, true)
+}
+
+// agentClusterSet is the sorted set of compute clusters of the agents
+// that name the copy and are being deleted (deleting) or not.
+func agentClusterSet(cp *c5c3v1alpha1.ControlPlane, agents []neutronv1alpha1.NeutronMetadataAgent, deleting bool) []string {
 	name := MetadataAgentSecretName(cp)
 	seen := map[string]bool{}
 	for i := range agents {
 		a := &agents[i]
 		ref := a.Spec.NovaMetadata.SharedSecretRef
-		if a.Namespace != cp.Namespace || !a.DeletionTimestamp.IsZero() || a.TargetClusterName() == "" || ref == nil || ref.Name != name {
+		if a.Namespace != cp.Namespace || a.DeletionTimestamp.IsZero() == deleting || a.TargetClusterName() == "" || ref == nil || ref.Name != name {
 			continue
 		}
 		seen[a.TargetClusterName()] = true
@@ -74,11 +87,11 @@ func BuildMetadataAgentSecret(cp *c5c3v1alpha1.ControlPlane, value []byte) *core
 // cluster whose metadata agents name it, in place on every pass, so that a
 // rotation reaches the agents, whose digest annotation then rolls them.
 // Failures are noted for reportDeliveries, per cluster; the others are
-// still served. The last agent on a cluster deletes its copy there, and
-// the ControlPlane's teardown every copy left (reconcile_teardown.go).
+// still served. A copy no agent names any more is withdrawn by
+// withdrawDeliveries, and the teardown removes every copy left.
 func (r *Reconciler) reconcileMetadataAgentSecrets(ctx context.Context, p *pass) (flow.Outcome, error) {
 	cp := p.cp
-	if p.nova == nil || cp.Spec.Services.Neutron == nil {
+	if p.nova == nil {
 		return flow.Continue, nil
 	}
 	agents := &neutronv1alpha1.NeutronMetadataAgentList{}
@@ -89,8 +102,14 @@ func (r *Reconciler) reconcileMetadataAgentSecrets(ctx context.Context, p *pass)
 		return flow.Continue, flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaMetadataAgentSecretErrorReason,
 			fmt.Errorf("listing the metadata agents: %w", err))
 	}
+	// Every copy an agent still names stays, also where an agent is
+	// leaving or Neutron is no longer the ControlPlane's; only the copies
+	// no agent names are withdrawn.
 	targets := MetadataAgentTargets(cp, agents.Items)
-	if len(targets) == 0 {
+	for _, cluster := range append(DepartingAgentClusters(cp, agents.Items), targets...) {
+		p.wantCopy(cluster, MetadataAgentSecretName(cp))
+	}
+	if cp.Spec.Services.Neutron == nil || len(targets) == 0 {
 		return flow.Continue, nil
 	}
 	value, err := r.metadataSharedSecret(ctx, p)
@@ -101,9 +120,12 @@ func (r *Reconciler) reconcileMetadataAgentSecrets(ctx context.Context, p *pass)
 		return flow.Continue, err
 	}
 	for _, cluster := range targets {
-		if res := r.copyMetadataSecretTo(ctx, cp, cluster, value); res != nil {
+		copied, res := r.copyMetadataSecretTo(ctx, cp, cluster, value)
+		if res != nil {
 			p.failures = append(p.failures, *res)
+			continue
 		}
+		cp.Status.Deliveries = RecordDelivery(cp.Status.Deliveries, cluster, copied)
 	}
 	return flow.Continue, nil
 }
@@ -125,23 +147,23 @@ func (r *Reconciler) metadataSharedSecret(ctx context.Context, p *pass) ([]byte,
 	return contract.Data[novaconfig.KeyMetadataSecret], nil
 }
 
-// copyMetadataSecretTo writes the copy onto one cluster and reports a
-// problem, or nil. A same-named Secret the ControlPlane does not own is
-// refused and left as it is.
-func (r *Reconciler) copyMetadataSecretTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, value []byte) *clusterResult {
+// copyMetadataSecretTo writes the copy onto one cluster and returns what
+// it wrote, or a problem. A same-named Secret the ControlPlane does not
+// own is refused and left as it is.
+func (r *Reconciler) copyMetadataSecretTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, value []byte) (*corev1.Secret, *clusterResult) {
 	children, err := r.Registry.WriterFor(cluster, nil)
 	if err != nil {
-		return &clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()}
+		return nil, &clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()}
 	}
 	copied := BuildMetadataAgentSecret(cp, value)
 	err = children.Apply(ctx, cp, copied)
 	var notOwned *childwriter.NotOwnedError
 	switch {
 	case errors.As(err, &notOwned):
-		return &clusterResult{cluster, c5c3v1alpha1.NovaMetadataAgentSecretErrorReason, fmt.Sprintf("on %s: %s", cluster, err.Error())}
+		return nil, &clusterResult{cluster, c5c3v1alpha1.NovaMetadataAgentSecretErrorReason, fmt.Sprintf("on %s: %s", cluster, err.Error())}
 	case err != nil:
-		return &clusterResult{cluster, c5c3v1alpha1.NovaMetadataAgentSecretErrorReason,
+		return nil, &clusterResult{cluster, c5c3v1alpha1.NovaMetadataAgentSecretErrorReason,
 			fmt.Sprintf("on %s: writing Secret %s/%s: %s", cluster, copied.Namespace, copied.Name, err.Error())}
 	}
-	return nil
+	return copied, nil
 }

@@ -29,10 +29,24 @@ import (
 // the Nova's own cluster, sorted by name. It is pure, so the rules are
 // table-tested.
 func MirrorTargets(nova *novav1alpha1.Nova, pools []novav1alpha1.NovaCompute) []string {
+	return poolClusterSet(nova, pools, false)
+}
+
+// DrainingClusters returns the clusters where a pool of the Nova is being
+// deleted, without the Nova's own cluster, sorted by name. Such a pool
+// still drains with what its pods mounted, so the copies on its cluster
+// stay, unwritten, until it is gone. It is pure.
+func DrainingClusters(nova *novav1alpha1.Nova, pools []novav1alpha1.NovaCompute) []string {
+	return poolClusterSet(nova, pools, true)
+}
+
+// poolClusterSet is the sorted set of clusters of the Nova's pools that
+// are being deleted (deleting) or not, without the Nova's own cluster.
+func poolClusterSet(nova *novav1alpha1.Nova, pools []novav1alpha1.NovaCompute, deleting bool) []string {
 	seen := map[string]bool{}
 	for i := range pools {
 		p := &pools[i]
-		if p.Namespace != nova.Namespace || p.Spec.NovaRef.Name != nova.Name || !p.DeletionTimestamp.IsZero() {
+		if p.Namespace != nova.Namespace || p.Spec.NovaRef.Name != nova.Name || p.DeletionTimestamp.IsZero() == deleting {
 			continue
 		}
 		if c := p.TargetClusterName(); c != nova.TargetClusterName() {
@@ -90,11 +104,16 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 	if nova == nil {
 		return flow.Continue, nil
 	}
-	targets, pools, withheld, err := r.mirrorTargets(ctx, cp, p.namespace)
+	plan, err := r.mirrorTargets(ctx, cp, p.namespace)
 	if err != nil {
 		return flow.Continue, err
 	}
-	p.targets, p.pools, p.withheld = targets, pools, withheld
+	targets, withheld := plan.targets, plan.withheld
+	p.targets, p.pools, p.withheld = targets, plan.pools, withheld
+	for _, cluster := range plan.kept {
+		p.wantCopy(cluster, MirrorName(cp))
+		p.wantCopy(cluster, HypervisorOperatorAuthName(cp))
+	}
 	// A namespace's opt-in changes no object this controller watches, so a
 	// withheld pool is judged again after a while.
 	out := flow.Continue
@@ -121,6 +140,7 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 	// about as fast as one, and a slow cluster delays no other.
 	var ready []delivery
 	for _, cluster := range targets {
+		p.wantCopy(cluster, MirrorName(cp))
 		mirror := BuildMirror(cp, nova.Namespace, contract)
 		if PerCluster(cp) {
 			if res := r.perClusterMirror(ctx, p, cluster, mirror); res != nil {
@@ -142,14 +162,41 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 		}
 	}
 	p.mirrorHashes = map[string]string{}
-	for i, res := range r.deliverAll(ctx, cp, ready, p.hvoAuth) {
-		if res != nil {
-			p.failures = append(p.failures, *res)
+	results := r.deliverAll(ctx, cp, ready, p.hvoAuth)
+	p.wantAuthCopies(targets, ready, results)
+	for i, res := range results {
+		for _, s := range res.wrote {
+			cp.Status.Deliveries = RecordDelivery(cp.Status.Deliveries, ready[i].cluster, s)
+		}
+		if res.problem != nil {
+			p.failures = append(p.failures, *res.problem)
 			continue
 		}
 		p.mirrorHashes[ready[i].cluster] = ready[i].hash
 	}
 	return out, nil
+}
+
+// wantAuthCopies records where the pass delivers the hypervisor operator's
+// auth copy: on each target whose delivery carries it, and on each target
+// the pass could not serve, where the copy stays as it is until a pass
+// can tell. Where neither holds, or no account is asked for, a copy
+// delivered before is withdrawn.
+func (p *pass) wantAuthCopies(targets []string, ready []delivery, results []deliveryResult) {
+	if p.hvoAuth == nil {
+		return
+	}
+	served := map[string]bool{}
+	for i, d := range ready {
+		if results[i].problem == nil && !d.auth && d.authData == nil {
+			served[d.cluster] = true
+		}
+	}
+	for _, c := range targets {
+		if !served[c] {
+			p.wantCopy(c, HypervisorOperatorAuthName(p.cp))
+		}
+	}
 }
 
 // withheldRequeue is how often withheld pools are judged again.
@@ -169,12 +216,17 @@ type delivery struct {
 	authData map[string][]byte
 }
 
+// deliveryResult is what one delivery wrote, and its problem, or nil.
+type deliveryResult struct {
+	wrote   []*corev1.Secret
+	problem *clusterResult
+}
+
 // deliverAll writes each delivery's mirror to its cluster, several
-// clusters at a time. When there is an auth Secret, it then copies it to
-// the clusters that ask for it and withdraws it from the others. The i-th
-// result is the i-th delivery's problem, or nil.
-func (r *Reconciler) deliverAll(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, ready []delivery, auth map[string][]byte) []*clusterResult {
-	results := make([]*clusterResult, len(ready))
+// clusters at a time, and then the auth Secret's copy to the clusters
+// that ask for it. The i-th result is the i-th delivery's.
+func (r *Reconciler) deliverAll(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, ready []delivery, auth map[string][]byte) []deliveryResult {
+	results := make([]deliveryResult, len(ready))
 	slots := make(chan struct{}, deliveryParallelism)
 	var wg sync.WaitGroup
 	for i, d := range ready {
@@ -182,18 +234,22 @@ func (r *Reconciler) deliverAll(ctx context.Context, cp *c5c3v1alpha1.ControlPla
 		slots <- struct{}{}
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			res := r.mirrorTo(ctx, cp, d.cluster, d.mirror)
-			if res == nil && auth != nil {
-				switch {
-				case d.authData != nil:
-					res = r.copyAuthTo(ctx, cp, d.cluster, d.authData)
-				case d.auth:
-					res = r.copyAuthTo(ctx, cp, d.cluster, auth)
-				default:
-					res = r.withdrawAuthCopy(ctx, cp, d.cluster)
-				}
+			res := &results[i]
+			if res.problem = r.mirrorTo(ctx, cp, d.cluster, d.mirror); res.problem != nil {
+				return
 			}
-			results[i] = res
+			res.wrote = append(res.wrote, d.mirror)
+			data := d.authData
+			if data == nil && d.auth {
+				data = auth
+			}
+			if auth == nil || data == nil {
+				return
+			}
+			var copied *corev1.Secret
+			if copied, res.problem = r.copyAuthTo(ctx, cp, d.cluster, data); res.problem == nil {
+				res.wrote = append(res.wrote, copied)
+			}
 		}()
 	}
 	wg.Wait()
@@ -292,33 +348,50 @@ func (r *Reconciler) poolClusters(ctx context.Context, cp *c5c3v1alpha1.ControlP
 
 // mirrorTargets returns the clusters that need the Nova's contract: those
 // of the pools that may run, which it returns too, with the pools the pool
-// policy withholds. ahead is the pass's namespace read, or nil.
-func (r *Reconciler) mirrorTargets(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, ahead *namespaceRead) ([]string, []novav1alpha1.NovaCompute, []Withheld, error) {
+// policy withholds and the clusters where a pool drains. ahead is the
+// pass's namespace read, or nil.
+func (r *Reconciler) mirrorTargets(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, ahead *namespaceRead) (mirrorPlan, error) {
 	_, pools, err := r.poolClusters(ctx, cp)
 	if err != nil {
-		return nil, nil, nil, err
+		return mirrorPlan{}, err
 	}
 	// Only this Nova's pools are judged: another Nova's refused pool is
 	// not this ControlPlane's to report.
 	pools = slices.DeleteFunc(pools, func(p novav1alpha1.NovaCompute) bool { return p.Spec.NovaRef.Name != NovaName(cp) })
 	if len(pools) == 0 {
-		return nil, nil, nil, nil
+		return mirrorPlan{}, nil
 	}
 	optedIn, err := r.optedIn(ctx, ahead, cp.Namespace)
 	if err != nil {
-		return nil, nil, nil, flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaComputeConfigErrorReason, err)
+		return mirrorPlan{}, flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaComputeConfigErrorReason, err)
 	}
 	runnable, withheld := RunnablePools(pools, r.PoolPolicy, optedIn)
 	nova := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: NovaName(cp), Namespace: cp.Namespace}}
-	return MirrorTargets(nova, runnable), runnable, withheld, nil
+	refused := slices.DeleteFunc(slices.Clone(pools), func(p novav1alpha1.NovaCompute) bool {
+		return slices.ContainsFunc(runnable, func(q novav1alpha1.NovaCompute) bool { return q.Name == p.Name })
+	})
+	kept := append(DrainingClusters(nova, pools), MirrorTargets(nova, refused)...)
+	return mirrorPlan{targets: MirrorTargets(nova, runnable), pools: runnable, withheld: withheld, kept: kept}, nil
+}
+
+// mirrorPlan is where a pass delivers the contract: the target clusters
+// with the pools that may run, the pools withheld, and the clusters whose
+// copies stay as they are, unwritten: where a pool drains, and where the
+// pool policy withholds a pool, so that a namespace label removed by
+// mistake does not break computes that run.
+type mirrorPlan struct {
+	targets  []string
+	pools    []novav1alpha1.NovaCompute
+	withheld []Withheld
+	kept     []string
 }
 
 // copyAuthTo writes the hypervisor operator's auth Secret onto one
-// cluster, with the mirror label, and reports a problem, or nil.
-func (r *Reconciler) copyAuthTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, data map[string][]byte) *clusterResult {
+// cluster, with the mirror label, and returns what it wrote, or a problem.
+func (r *Reconciler) copyAuthTo(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, cluster string, data map[string][]byte) (*corev1.Secret, *clusterResult) {
 	children, err := r.Registry.WriterFor(cluster, nil)
 	if err != nil {
-		return &clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()}
+		return nil, &clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()}
 	}
 	copied := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: HypervisorOperatorAuthName(cp), Namespace: cp.Namespace,
@@ -327,27 +400,10 @@ func (r *Reconciler) copyAuthTo(ctx context.Context, cp *c5c3v1alpha1.ControlPla
 		Data: data,
 	}
 	if err := children.Apply(ctx, cp, copied); err != nil {
-		return &clusterResult{cluster, c5c3v1alpha1.HypervisorOperatorErrorReason,
+		return nil, &clusterResult{cluster, c5c3v1alpha1.HypervisorOperatorErrorReason,
 			fmt.Sprintf("on %s: writing Secret %s/%s: %s", cluster, copied.Namespace, copied.Name, err.Error())}
 	}
-	return nil
-}
-
-// pruneAuthCopies deletes the auth Secret's copies, on every target, that
-// this ControlPlane owns and that carry the mirror label.
-func (r *Reconciler) pruneAuthCopies(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, targets []string) []clusterResult {
-	var results []clusterResult
-	for _, cluster := range targets {
-		children, err := r.Registry.WriterFor(cluster, nil)
-		if err != nil {
-			results = append(results, clusterResult{cluster, anvilmeta.TargetClusterUnavailableReason, err.Error()})
-			continue
-		}
-		if _, res := r.deleteAuthCopy(ctx, cp, cluster, children); res != nil {
-			results = append(results, *res)
-		}
-	}
-	return results
+	return copied, nil
 }
 
 // mirrorTo writes the copy onto one cluster and reports a problem, or nil.

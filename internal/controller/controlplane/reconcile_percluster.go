@@ -95,7 +95,7 @@ func (r *Reconciler) renderForCluster(ctx context.Context, p *pass, cluster stri
 	if err != nil {
 		return err
 	}
-	if err := r.addFinalizer(ctx, p.cp, c5c3v1alpha1.AccountsFinalizer); err != nil {
+	if err := flow.AddFinalizer(ctx, r.Client, p.cp, c5c3v1alpha1.AccountsFinalizer); err != nil {
 		return err
 	}
 	ks, err := r.accounts(ctx, p)

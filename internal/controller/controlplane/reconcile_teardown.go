@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,7 +42,7 @@ func deliveredCopies(cp *c5c3v1alpha1.ControlPlane) []deliveredCopy {
 // first copy onto a compute cluster, so that a deleted ControlPlane stays
 // until its teardown has removed every copy.
 func (r *Reconciler) holdDeliveries(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) error {
-	if err := r.addFinalizer(ctx, cp, c5c3v1alpha1.DeliveriesFinalizer); err != nil {
+	if err := flow.AddFinalizer(ctx, r.Client, cp, c5c3v1alpha1.DeliveriesFinalizer); err != nil {
 		return fmt.Errorf("adding the finalizer %s: %w", c5c3v1alpha1.DeliveriesFinalizer, err)
 	}
 	return nil
@@ -77,7 +78,9 @@ func (r *Reconciler) reapDeliveries(ctx context.Context, p *pass) (flow.Outcome,
 		}
 		if err := r.reapOn(ctx, cp, cluster, children); err != nil {
 			failed = append(failed, err)
+			continue
 		}
+		cp.Status.Deliveries = slices.DeleteFunc(cp.Status.Deliveries, func(d c5c3v1alpha1.DeliveredCopy) bool { return d.Cluster == cluster })
 	}
 	switch {
 	case len(failed) > 0:
@@ -87,7 +90,10 @@ func (r *Reconciler) reapDeliveries(ctx context.Context, p *pass) (flow.Outcome,
 			"waiting to remove the delivered copies from %s: unreachable; unregistering a cluster gives its copies up",
 			strings.Join(unreachable, ", "))
 	}
-	return flow.Continue, r.removeFinalizer(ctx, cp, c5c3v1alpha1.DeliveriesFinalizer)
+	// Every registered cluster was reaped, and one that is not registered
+	// cannot be reached again: the inventory has nothing left to track.
+	cp.Status.Deliveries = nil
+	return flow.Continue, flow.RemoveFinalizer(ctx, r.Client, cp, c5c3v1alpha1.DeliveriesFinalizer)
 }
 
 // reapOn deletes this ControlPlane's copies on one cluster, recording a

@@ -97,25 +97,7 @@ func DeliveredNovaContract(ctx context.Context, reader client.Reader, nova *nova
 	if err != nil {
 		return nil, err
 	}
-	return RenderNovaContract(*in, remote)
-}
-
-// RenderNovaContract renders the remote contract when remote is given,
-// else the in-cluster one, its errors prefixed with the spec field whose
-// values were refused.
-func RenderNovaContract(in novaconfig.ContractInput, remote *novaconfig.RemoteInput) (map[string][]byte, error) {
-	if remote == nil {
-		data, err := novaconfig.RenderContract(in)
-		if err != nil {
-			return nil, fmt.Errorf("spec: %w", err)
-		}
-		return data, nil
-	}
-	data, err := novaconfig.RenderRemoteContract(in, *remote)
-	if err != nil {
-		return nil, fmt.Errorf("spec.remoteCompute: %w", err)
-	}
-	return data, nil
+	return novaconfig.RenderDelivered(*in, remote)
 }
 
 // IsMissing tells whether err is a *MissingError.

@@ -20,7 +20,8 @@ import (
 
 // childKinds are what an agent writes onto its cluster; a placed agent's
 // teardown sweeps them. The shared secret's copy is not among them: it is
-// the ControlPlane's, and reapMirrors decides about it.
+// the ControlPlane's, which deletes it once no agent on the cluster names
+// it.
 var childKinds = []schema.GroupVersionKind{
 	{Group: "apps", Version: "v1", Kind: "DaemonSet"},
 	{Version: "v1", Kind: "ConfigMap"},
@@ -38,7 +39,8 @@ type Reconciler struct {
 	Registry *targetcluster.Registry
 	// Teardown removes a placed agent's children on deletion.
 	Teardown *placement.Teardown
-	// Recorder records MetadataSharedSecretMirrorReaped.
+	// Recorder records the events of condition transitions and of the
+	// teardown.
 	Recorder events.EventRecorder
 	// Policy is what an agent may run; the webhook checks the same.
 	Policy workloadpolicy.Policy
@@ -102,7 +104,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}()
 
 	if !agent.DeletionTimestamp.IsZero() {
-		return r.release(ctx, agent)
+		return r.placement().Release(ctx, agent, conditionsOf(agent))
 	}
 	var out flow.Outcome
 	out, passErr = flow.Run(ctx, conditionsOf(agent), p, r.steps())
@@ -134,7 +136,7 @@ func (r *Reconciler) placement() placement.Protocol {
 // it with the remote-children finalizer before anything is written there;
 // a cluster that cannot be used stops the pass before anything else.
 func (r *Reconciler) place(ctx context.Context, p *pass) (flow.Outcome, error) {
-	at, err := placement.Resolve(ctx, r.placement(), p.agent, &p.before)
+	at, err := placement.Resolve(ctx, r.placement(), p.agent)
 	if err != nil {
 		return flow.Continue, err
 	}

@@ -50,7 +50,7 @@ func (r *Reconciler) reconcileComputeConfig(ctx context.Context, p *pass) (flow.
 	if err != nil {
 		return flow.Continue, computeConfigError(err)
 	}
-	data, err := inputs.RenderNovaContract(*in, nil)
+	data, err := novaconfig.RenderDelivered(*in, nil)
 	if err != nil {
 		return flow.Continue, computeConfigError(err)
 	}
@@ -97,7 +97,7 @@ func renderRemoteContract(ctx context.Context, reader client.Reader, nova *novav
 	case err != nil || remote == nil:
 		return nil, nil, err
 	}
-	data, err = inputs.RenderNovaContract(in, remote)
+	data, err = novaconfig.RenderDelivered(in, remote)
 	return data, nil, err
 }
 

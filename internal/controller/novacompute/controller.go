@@ -11,7 +11,6 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/childwriter"
@@ -128,8 +127,8 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=kvm.cloud.sap,resources=hypervisors,verbs=get;list;watch;patch
 
 // Reconcile runs one pass over a pool. It reads like a table of contents:
-// get the pool, defer the one status patch, add the finalizers, take the
-// deletion branch, then run the steps in order.
+// get the pool, defer the one status patch, take the deletion branch, add
+// the drain finalizer, then run the steps in order.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	pool := &novav1alpha1.NovaCompute{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
@@ -141,24 +140,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, before, pool, passErr))
 	}()
 
-	if pool.DeletionTimestamp.IsZero() {
-		added := controllerutil.AddFinalizer(pool, novav1alpha1.ComputeDrainFinalizer)
-		if pool.TargetClusterName() != "" && controllerutil.AddFinalizer(pool, placement.RemoteChildrenFinalizer) {
-			added = true
-		}
-		if added {
-			if passErr = r.Client.Patch(ctx, pool, client.MergeFrom(before)); passErr != nil {
-				return ctrl.Result{}, passErr
-			}
-			before = pool.DeepCopy()
-		}
-	}
-
 	p := &pass{r: r, pool: pool, deleting: !pool.DeletionTimestamp.IsZero()}
 	if p.deleting {
 		var res ctrl.Result
-		res, passErr = r.reconcileDelete(ctx, p)
+		res, passErr = r.drainThenRelease(ctx, p)
 		return res, passErr
+	}
+	// The drain finalizer comes first, before the pass can hold a node;
+	// the remote-children finalizer is the placement protocol's, in
+	// NovaRef.
+	if passErr = flow.AddFinalizer(ctx, r.Client, pool, novav1alpha1.ComputeDrainFinalizer); passErr != nil {
+		return ctrl.Result{}, passErr
 	}
 	var out flow.Outcome
 	out, passErr = flow.Run(ctx, conditionsOf(pool), p, r.steps())
@@ -201,6 +193,14 @@ func (r *Reconciler) patchStatus(ctx context.Context, before, pool *novav1alpha1
 // aggregate concerned.
 func (r *Reconciler) summary() conditions.Summary {
 	return conditions.Summary{Steps: flow.StepConditions(r.steps()), ReadyMessage: "every node of the pool is a Nova host"}
+}
+
+// placement is the pool's part of the placement protocol: the condition
+// that reports an unusable cluster, how soon it looks again, and the kinds
+// of its children.
+func (r *Reconciler) placement() placement.Protocol {
+	return placement.Protocol{Client: r.Client, Scheme: r.Scheme, APIReader: r.APIReader, Registry: r.Registry, Teardown: r.Teardown,
+		Condition: novav1alpha1.NovaReadyCondition, Poll: inputRequeue, Kinds: childKinds}
 }
 
 // local is the management cluster as a pool's children see it: reads go

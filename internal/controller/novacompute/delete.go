@@ -2,26 +2,24 @@ package novacompute
 
 import (
 	"context"
-	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/controller/placement"
 )
 
-// reconcileDelete drains every node the pool holds, then lets the pool go:
-// while a pass begins with nodes held, the whole pipeline runs with nothing
-// selected; once one begins with none, only NovaRef and Aggregates run, so
-// the zones the pool alone needed are reaped. Then its children on the
-// compute cluster are swept, the delivered contract is reaped if no other
-// pool uses the cluster, and the finalizers are released.
-func (r *Reconciler) reconcileDelete(ctx context.Context, p *pass) (ctrl.Result, error) {
+// drainThenRelease drains every node the pool holds, then lets the pool
+// go: while a pass begins with nodes held, the whole pipeline runs with
+// nothing selected; once one begins with none, only NovaRef and
+// Aggregates run, so the zones the pool alone needed are reaped. Then the
+// drain finalizer goes, and the placement protocol sweeps the pool's
+// children on its compute cluster and releases the pool. What the
+// ControlPlane delivered there is the ControlPlane's to withdraw, once
+// the pool is gone.
+func (r *Reconciler) drainThenRelease(ctx context.Context, p *pass) (ctrl.Result, error) {
 	pool := p.pool
 	if controllerutil.ContainsFinalizer(pool, novav1alpha1.ComputeDrainFinalizer) {
 		if holdsNodes(pool.Status.Nodes) {
@@ -34,26 +32,11 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, p *pass) (ctrl.Result,
 		if holdsNodes(pool.Status.Nodes) {
 			return flow.Result(flow.Requeue(shortRequeue), nil)
 		}
-	}
-	if pool.TargetClusterName() != "" && controllerutil.ContainsFinalizer(pool, placement.RemoteChildrenFinalizer) {
-		res, err := r.Teardown.Run(ctx, pool, childKinds)
-		if err != nil {
+		if err := flow.RemoveFinalizer(ctx, r.Client, pool, novav1alpha1.ComputeDrainFinalizer); err != nil {
 			return ctrl.Result{}, err
 		}
-		if !res.Release {
-			setCondition(pool, novav1alpha1.NovaReadyCondition, metav1.ConditionFalse, anvilmeta.TargetClusterUnavailableReason, res.Unavailable.Error())
-			return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
-		}
-		if remote, err := r.Registry.Resolve(pool.TargetClusterName()); err == nil {
-			if _, err := ReapComputeConfigMirrors(ctx, r.Client, remote.Writer(), r.Recorder, pool); err != nil {
-				return ctrl.Result{}, fmt.Errorf("reaping the delivered contract: %w", err)
-			}
-		}
 	}
-	patch := client.MergeFrom(pool.DeepCopy())
-	controllerutil.RemoveFinalizer(pool, novav1alpha1.ComputeDrainFinalizer)
-	controllerutil.RemoveFinalizer(pool, placement.RemoteChildrenFinalizer)
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, pool, patch))
+	return r.placement().Release(ctx, pool, conditionsOf(pool))
 }
 
 // reapSteps are the steps of a deleting pool that holds no node any more:

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
-	"github.com/anvil/anvil/internal/novacomputeconfig"
+	"github.com/anvil/anvil/internal/extraconfig"
 	"github.com/anvil/anvil/internal/novaconfig"
 )
 
@@ -31,7 +31,7 @@ const keptPoolConfigs = 3
 func BuildPoolConfig(pool *novav1alpha1.NovaCompute) ([]byte, error) {
 	// Admission refuses these already; a pool that bypassed it must not
 	// have them rendered either.
-	if msg := novacomputeconfig.CheckExtraConfig(pool.Spec.ExtraConfig); msg != "" {
+	if msg := extraconfig.CheckExtraConfig(pool.Spec.ExtraConfig); msg != "" {
 		return nil, &OwnedKeyError{Message: msg}
 	}
 	lv := pool.Spec.Libvirt

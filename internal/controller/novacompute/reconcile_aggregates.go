@@ -160,17 +160,17 @@ func (x *aggregatesRun) setAggregatesCondition(zones, zoneless, mismatches []str
 	pool := x.p.pool
 	switch {
 	case len(zoneless) > 0:
-		setCondition(pool, novav1alpha1.AggregatesReadyCondition, metav1.ConditionFalse, novav1alpha1.NodesWithoutZoneReason,
+		conditionsOf(pool).Set(novav1alpha1.AggregatesReadyCondition, metav1.ConditionFalse, novav1alpha1.NodesWithoutZoneReason,
 			"nodes without the topology.kubernetes.io/zone label: "+strings.Join(zoneless, ", "))
 	case len(mismatches) > 0:
-		setCondition(pool, novav1alpha1.AggregatesReadyCondition, metav1.ConditionFalse, novav1alpha1.AggregateZoneMismatchReason,
+		conditionsOf(pool).Set(novav1alpha1.AggregatesReadyCondition, metav1.ConditionFalse, novav1alpha1.AggregateZoneMismatchReason,
 			strings.Join(mismatches, "; "))
 	default:
 		if outside := x.nodesOutsideZoneAggregate(); len(outside) > 0 {
-			setCondition(pool, novav1alpha1.AggregatesReadyCondition, metav1.ConditionTrue, novav1alpha1.NodesOutsideZoneAggregateReason,
+			conditionsOf(pool).Set(novav1alpha1.AggregatesReadyCondition, metav1.ConditionTrue, novav1alpha1.NodesOutsideZoneAggregateReason,
 				"the aggregates exist; the hypervisor operator has not put these hosts into their zone aggregate yet: "+strings.Join(outside, ", "))
 		} else {
-			setCondition(pool, novav1alpha1.AggregatesReadyCondition, metav1.ConditionTrue, novav1alpha1.AggregatesEnsuredReason,
+			conditionsOf(pool).Set(novav1alpha1.AggregatesReadyCondition, metav1.ConditionTrue, novav1alpha1.AggregatesEnsuredReason,
 				fmt.Sprintf("%d zone aggregate(s) and %s exist", len(zones), novav1alpha1.TenantFilterTestsAggregate))
 		}
 	}

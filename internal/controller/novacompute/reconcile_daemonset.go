@@ -32,7 +32,7 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 		if p.contractHash != "" {
 			pool.Status.RolledOutContractHash = p.contractHash
 		}
-		setCondition(pool, novav1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, novav1alpha1.DaemonSetReadyReason, "no node needs a nova-compute pod")
+		conditionsOf(pool).Set(novav1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, novav1alpha1.DaemonSetReadyReason, "no node needs a nova-compute pod")
 		return flow.Continue, nil
 	}
 	ds := desired
@@ -43,14 +43,14 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 	st := ds.Status
 	pool.Status.DesiredNumberScheduled, pool.Status.NumberReady = st.DesiredNumberScheduled, st.NumberReady
 	if !DaemonSetRolledOut(ds) {
-		setCondition(pool, novav1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, novav1alpha1.DaemonSetProgressingReason,
+		conditionsOf(pool).Set(novav1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, novav1alpha1.DaemonSetProgressingReason,
 			fmt.Sprintf("Waiting for the nova-compute DaemonSet: %d of %d nodes run a ready pod", st.NumberReady, st.DesiredNumberScheduled))
 		// Not a wait that stops the pass: the Services step must still drain.
 		return flow.Requeue(shortRequeue), nil
 	}
 	pool.Status.InstalledImage = p.image
 	pool.Status.RolledOutContractHash = ds.Spec.Template.Annotations[novav1alpha1.ComputeConfigHashAnnotation]
-	setCondition(pool, novav1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, novav1alpha1.DaemonSetReadyReason,
+	conditionsOf(pool).Set(novav1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, novav1alpha1.DaemonSetReadyReason,
 		fmt.Sprintf("%d of %d nodes run a ready, current pod", st.NumberReady, st.DesiredNumberScheduled))
 	return flow.Continue, nil
 }

@@ -127,16 +127,16 @@ func setNodesCondition(p *pass) {
 	sort.Strings(conflicts)
 	switch {
 	case p.deleting:
-		setCondition(pool, novav1alpha1.NodesReadyCondition, metav1.ConditionTrue, novav1alpha1.NodesResolvedReason,
+		conditionsOf(pool).Set(novav1alpha1.NodesReadyCondition, metav1.ConditionTrue, novav1alpha1.NodesResolvedReason,
 			fmt.Sprintf("the pool is being deleted; %d node(s) leaving", p.decision.Leaving))
 	case len(conflicts) > 0:
-		setCondition(pool, novav1alpha1.NodesReadyCondition, metav1.ConditionFalse, novav1alpha1.NodeConflictReason,
+		conditionsOf(pool).Set(novav1alpha1.NodesReadyCondition, metav1.ConditionFalse, novav1alpha1.NodeConflictReason,
 			"held by another pool of the same Nova: "+strings.Join(conflicts, ", "))
 	case p.decision.Selected == 0:
-		setCondition(pool, novav1alpha1.NodesReadyCondition, metav1.ConditionFalse, novav1alpha1.NoMatchingNodesReason,
+		conditionsOf(pool).Set(novav1alpha1.NodesReadyCondition, metav1.ConditionFalse, novav1alpha1.NoMatchingNodesReason,
 			fmt.Sprintf("no node matches the nodeSelector; %d node(s) leaving", p.decision.Leaving))
 	default:
-		setCondition(pool, novav1alpha1.NodesReadyCondition, metav1.ConditionTrue, novav1alpha1.NodesResolvedReason,
+		conditionsOf(pool).Set(novav1alpha1.NodesReadyCondition, metav1.ConditionTrue, novav1alpha1.NodesResolvedReason,
 			fmt.Sprintf("%d node(s) selected, %d leaving", p.decision.Selected, p.decision.Leaving))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/placement"
 	"github.com/anvil/anvil/internal/keystonepolicy"
 	"github.com/anvil/anvil/internal/openstack"
 )
@@ -52,8 +53,14 @@ func (r *Reconciler) reconcileNovaRef(ctx context.Context, p *pass) (flow.Outcom
 	if nova.Status.ComputeConfigSecretRef == nil {
 		return p.novaWait(novav1alpha1.ComputeConfigNotPublishedReason, "Nova %s has not published its compute contract yet", nova.Name)
 	}
-	if p.cluster, err = r.Registry.WriterFor(pool.TargetClusterName(), r.local()); err != nil {
-		return p.novaWait(anvilmeta.TargetClusterUnavailableReason, "%s", err.Error())
+	at, err := placement.Resolve(ctx, r.placement(), pool)
+	if err != nil {
+		return flow.Continue, err
+	}
+	// Locally the pool reads past the cache too, so node and ownership
+	// decisions never act on stale data.
+	if p.cluster = at.Children; !at.Remote() {
+		p.cluster = r.local()
 	}
 	// A scoped registration admits pools of the namespaces it lists only.
 	if !p.cluster.Allows(pool.Namespace) {
@@ -82,7 +89,7 @@ func (r *Reconciler) reconcileNovaRef(ctx context.Context, p *pass) (flow.Outcom
 		ProjectDomainName: cmp.Or(su.ProjectDomainName, "Default"), Region: nova.Spec.Region, Interface: "internal",
 	}
 	p.image, p.pullPolicy = resolveImage(pool, nova)
-	setCondition(pool, novav1alpha1.NovaReadyCondition, metav1.ConditionTrue, novav1alpha1.NovaResolvedReason,
+	conditionsOf(pool).Set(novav1alpha1.NovaReadyCondition, metav1.ConditionTrue, novav1alpha1.NovaResolvedReason,
 		fmt.Sprintf("Nova %s, image %s", nova.Name, p.image))
 	return flow.Continue, nil
 }

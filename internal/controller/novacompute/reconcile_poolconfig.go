@@ -16,7 +16,7 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
-	"github.com/anvil/anvil/internal/novacomputeconfig"
+	"github.com/anvil/anvil/internal/extraconfig"
 	"github.com/anvil/anvil/internal/novaconfig"
 )
 
@@ -79,7 +79,7 @@ func (r *Reconciler) reconcilePoolConfig(ctx context.Context, p *pass) (flow.Out
 	if err := r.prunePoolConfigs(ctx, p, labels); err != nil {
 		return flow.Continue, flow.Fail(novav1alpha1.ConfigReadyCondition, novav1alpha1.ConfigErrorReason, err)
 	}
-	setCondition(pool, novav1alpha1.ConfigReadyCondition, metav1.ConditionTrue, novav1alpha1.ConfigRenderedReason,
+	conditionsOf(pool).Set(novav1alpha1.ConfigReadyCondition, metav1.ConditionTrue, novav1alpha1.ConfigRenderedReason,
 		"ConfigMap "+p.poolConfigMap)
 	return flow.Continue, nil
 }
@@ -115,9 +115,9 @@ func (r *Reconciler) prunePoolConfigs(ctx context.Context, p *pass, labels map[s
 // reportExtraConfig sets ExtraConfigHealthy, with a Warning when the set of
 // overridden keys changes.
 func (r *Reconciler) reportExtraConfig(pool *novav1alpha1.NovaCompute) {
-	keys := novacomputeconfig.OverriddenPoolKeys(pool.Spec.ExtraConfig)
+	keys := extraconfig.OverriddenPoolKeys(pool.Spec.ExtraConfig)
 	if len(keys) == 0 {
-		setCondition(pool, novav1alpha1.ExtraConfigHealthyCondition, metav1.ConditionTrue, novav1alpha1.NoOwnedKeysOverriddenReason,
+		conditionsOf(pool).Set(novav1alpha1.ExtraConfigHealthyCondition, metav1.ConditionTrue, novav1alpha1.NoOwnedKeysOverriddenReason,
 			"extraConfig overrides no option the pool renders")
 		return
 	}
@@ -125,5 +125,5 @@ func (r *Reconciler) reportExtraConfig(pool *novav1alpha1.NovaCompute) {
 	if prev := findCondition(pool, novav1alpha1.ExtraConfigHealthyCondition); prev == nil || prev.Message != msg {
 		r.event(pool, nil, true, novav1alpha1.ExtraConfigOwnedKeyOverrideEvent, "Render", "%s", msg)
 	}
-	setCondition(pool, novav1alpha1.ExtraConfigHealthyCondition, metav1.ConditionFalse, novav1alpha1.OwnedKeysOverriddenReason, msg)
+	conditionsOf(pool).Set(novav1alpha1.ExtraConfigHealthyCondition, metav1.ConditionFalse, novav1alpha1.OwnedKeysOverriddenReason, msg)
 }

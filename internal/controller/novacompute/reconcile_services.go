@@ -57,7 +57,7 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 		discovery = r.runDiscovery(ctx, p, newest)
 	}
 	report := DecideServicesReady(results, discovery)
-	setCondition(p.pool, novav1alpha1.ServicesReadyCondition, report.Status, report.Reason, report.Message)
+	conditionsOf(p.pool).Set(novav1alpha1.ServicesReadyCondition, report.Status, report.Reason, report.Message)
 	// Nova cannot be watched: a settled pool polls it.
 	return flow.Merge(report.Outcome, flow.Requeue(r.resync())), nil
 }

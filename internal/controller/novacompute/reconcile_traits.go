@@ -27,14 +27,14 @@ func (r *Reconciler) reconcileTraits(ctx context.Context, p *pass) (flow.Outcome
 	pool := p.pool
 	all := AllTraits(pool)
 	if len(all) == 0 || p.deleting {
-		setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionTrue, novav1alpha1.NoTraitsReason, "the pool declares no custom traits")
+		conditionsOf(pool).Set(novav1alpha1.TraitsReadyCondition, metav1.ConditionTrue, novav1alpha1.NoTraitsReason, "the pool declares no custom traits")
 		return flow.Continue, nil
 	}
 	if bad := InvalidTraitPaths(pool); len(bad) > 0 {
 		// The paths, not the values: a value that is no trait may be
 		// anything the user pasted. The other steps keep running, and the
 		// spec change that fixes it brings the next pass.
-		setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.InvalidTraitsReason,
+		conditionsOf(pool).Set(novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.InvalidTraitsReason,
 			strings.Join(bad, ", ")+": not a custom trait (CUSTOM_ followed by upper-case letters, digits and underscores, "+
 				"at most "+strconv.Itoa(novav1alpha1.MaxTraitLength)+" characters); no trait is created or written until the spec is fixed")
 		return flow.Continue, nil
@@ -58,15 +58,15 @@ func (r *Reconciler) reconcileTraits(ctx context.Context, p *pass) (flow.Outcome
 	sort.Strings(annotated)
 	switch {
 	case len(annotated) > 0:
-		setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.NodesWithCustomTraitsAnnotationReason,
+		conditionsOf(pool).Set(novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.NodesWithCustomTraitsAnnotationReason,
 			"remove the "+novav1alpha1.CustomTraitsAnnotation+" annotation from: "+strings.Join(annotated, ", "))
 		return flow.Requeue(nodeWaitRequeue), nil
 	case len(waiting) > 0:
-		setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForHypervisorOperatorReason,
+		conditionsOf(pool).Set(novav1alpha1.TraitsReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForHypervisorOperatorReason,
 			"the hypervisor operator has not applied the traits of: "+strings.Join(waiting, ", "))
 		return flow.Requeue(TraitsWaitRequeue(r.traits.at(pool.UID), r.now())), nil
 	}
-	setCondition(pool, novav1alpha1.TraitsReadyCondition, metav1.ConditionTrue, novav1alpha1.TraitsAppliedReason,
+	conditionsOf(pool).Set(novav1alpha1.TraitsReadyCondition, metav1.ConditionTrue, novav1alpha1.TraitsAppliedReason,
 		fmt.Sprintf("every node carries its custom traits (%s)", strings.Join(all, ", ")))
 	return flow.Continue, nil
 }

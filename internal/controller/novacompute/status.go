@@ -14,11 +14,6 @@ func conditionsOf(pool *novav1alpha1.NovaCompute) flow.Conditions {
 	return flow.Conditions{List: &pool.Status.Conditions, Generation: pool.Generation}
 }
 
-// setCondition sets a condition stamped with the pool's generation.
-func setCondition(pool *novav1alpha1.NovaCompute, typ string, status metav1.ConditionStatus, reason, message string) {
-	conditionsOf(pool).Set(typ, status, reason, message)
-}
-
 // findCondition returns a condition of the pool, or nil.
 func findCondition(pool *novav1alpha1.NovaCompute, typ string) *metav1.Condition {
 	return apimeta.FindStatusCondition(pool.Status.Conditions, typ)

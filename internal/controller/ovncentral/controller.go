@@ -154,7 +154,7 @@ func (r *Reconciler) placement() placement.Protocol {
 // holds it with the remote-children finalizer before anything is written
 // there; a cluster that cannot be used stops the pass.
 func (r *Reconciler) place(ctx context.Context, p *pass) (flow.Outcome, error) {
-	at, err := placement.Resolve(ctx, r.placement(), p.central, &p.before)
+	at, err := placement.Resolve(ctx, r.placement(), p.central)
 	if err != nil {
 		return flow.Continue, err
 	}

@@ -61,15 +61,13 @@ type Placement struct {
 func (p Placement) Remote() bool { return p.Children.Remote() }
 
 // Resolve finds where obj's children live and, for a placed object, adds
-// the remote-children finalizer before anything is written there. before
-// is the copy the pass's status patch compares with; the finalizer patch
-// returns new metadata, so before is refreshed from obj after it. A cluster
+// the remote-children finalizer before anything is written there. A cluster
 // that cannot be used is a wait on the protocol's condition: nothing of the
 // pass runs until it can.
-func Resolve[T targetcluster.Targeted](ctx context.Context, p Protocol, obj T, before *T) (Placement, error) {
+func Resolve(ctx context.Context, p Protocol, obj targetcluster.Targeted) (Placement, error) {
 	children, err := p.Registry.WriterFor(obj.TargetClusterName(), childwriter.Local(p.Client, p.Scheme))
 	switch DecideResolve(err == nil, err == nil && children.Remote(),
-		controllerutil.ContainsFinalizer(obj, RemoteChildrenFinalizer)) {
+		controllerutil.ContainsFinalizer(obj, RemoteChildrenFinalizer), !obj.GetDeletionTimestamp().IsZero()) {
 	case Wait:
 		return Placement{}, flow.Wait(p.Condition, anvilmeta.TargetClusterUnavailableReason, p.Poll, "%s", err.Error())
 	case Proceed:
@@ -77,11 +75,9 @@ func Resolve[T targetcluster.Targeted](ctx context.Context, p Protocol, obj T, b
 			return Placement{Children: children, Live: p.APIReader}, nil
 		}
 	case AddFinalizer:
-		controllerutil.AddFinalizer(obj, RemoteChildrenFinalizer)
-		if err := p.Client.Patch(ctx, obj, client.MergeFrom(*before)); err != nil {
+		if err := flow.AddFinalizer(ctx, p.Client, obj, RemoteChildrenFinalizer); err != nil {
 			return Placement{}, err
 		}
-		*before = obj.DeepCopyObject().(T)
 	}
 	return Placement{Children: children, Live: children.Reader}, nil
 }
@@ -104,9 +100,7 @@ func (p Protocol) Release(ctx context.Context, obj targetcluster.Targeted, condi
 		conditions.Set(p.Condition, metav1.ConditionFalse, anvilmeta.TargetClusterUnavailableReason, res.Unavailable.Error())
 		return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
 	}
-	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-	controllerutil.RemoveFinalizer(obj, RemoteChildrenFinalizer)
-	return ctrl.Result{}, client.IgnoreNotFound(p.Client.Patch(ctx, obj, patch))
+	return ctrl.Result{}, flow.RemoveFinalizer(ctx, p.Client, obj, RemoteChildrenFinalizer)
 }
 
 // Action is what the protocol does next with an object.
@@ -126,12 +120,14 @@ const (
 
 // DecideResolve is the protocol's rule for a pass: an unusable cluster
 // waits; a placed object without the finalizer gets it before anything
-// is written there; anything else proceeds. It is pure.
-func DecideResolve(resolved, remote, hasFinalizer bool) Action {
+// is written there, unless it is being deleted, when the apiserver takes
+// no new finalizer and the pass (a pool draining its nodes) goes on
+// without; anything else proceeds. It is pure.
+func DecideResolve(resolved, remote, hasFinalizer, deleting bool) Action {
 	switch {
 	case !resolved:
 		return Wait
-	case remote && !hasFinalizer:
+	case remote && !hasFinalizer && !deleting:
 		return AddFinalizer
 	}
 	return Proceed

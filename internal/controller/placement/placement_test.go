@@ -8,9 +8,9 @@ import (
 
 func TestDecideResolve(t *testing.T) {
 	cases := []struct {
-		name                           string
-		resolved, remote, hasFinalizer bool
-		want                           Action
+		name                                     string
+		resolved, remote, hasFinalizer, deleting bool
+		want                                     Action
 	}{
 		{name: "a cluster that cannot be used waits", want: Wait},
 		{name: "a cluster that cannot be used waits, finalizer or not", hasFinalizer: true, want: Wait},
@@ -18,10 +18,12 @@ func TestDecideResolve(t *testing.T) {
 		{name: "a placed object is held before its first remote write", resolved: true, remote: true, want: AddFinalizer},
 		{name: "a held placed object proceeds", resolved: true, remote: true, hasFinalizer: true, want: Proceed},
 		{name: "a finalizer left from a placed past does not block local children", resolved: true, hasFinalizer: true, want: Proceed},
+		{name: "a deleting placed object is never held anew", resolved: true, remote: true, deleting: true, want: Proceed},
+		{name: "a deleting object waits for its cluster too", deleting: true, want: Wait},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := DecideResolve(c.resolved, c.remote, c.hasFinalizer); got != c.want {
+			if got := DecideResolve(c.resolved, c.remote, c.hasFinalizer, c.deleting); got != c.want {
 				t.Fatalf("got %v, want %v", got, c.want)
 			}
 		})

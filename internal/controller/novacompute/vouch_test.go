@@ -26,36 +26,6 @@ func pool(name, nova, cluster string, deleting bool, finalizers ...string) novav
 	return p
 }
 
-func TestStillServes(t *testing.T) {
-	me := pool("a", "cp-nova", "compute-a", true)
-	tests := []struct {
-		name   string
-		others []novav1alpha1.NovaCompute
-		want   bool
-	}{
-		{name: "alone", others: []novav1alpha1.NovaCompute{me}},
-		{name: "a live pool on the same cluster", others: []novav1alpha1.NovaCompute{me, pool("b", "cp-nova", "compute-a", false)}, want: true},
-		{name: "a draining pool on the same cluster", others: []novav1alpha1.NovaCompute{me, pool("b", "cp-nova", "compute-a", true, novav1alpha1.ComputeDrainFinalizer)}, want: true},
-		{name: "a deleting pool past its drain", others: []novav1alpha1.NovaCompute{me, pool("b", "cp-nova", "compute-a", true)}},
-		{name: "a pool on another cluster", others: []novav1alpha1.NovaCompute{me, pool("b", "cp-nova", "compute-b", false)}},
-		{name: "a pool of another Nova", others: []novav1alpha1.NovaCompute{me, pool("b", "other-nova", "compute-a", false)}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := stillServes(&me, tt.others); got != tt.want {
-				t.Errorf("stillServes = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestMirrorNames(t *testing.T) {
-	got := MirrorNames("controlplane-nova")
-	if len(got) != 2 || got[0] != "controlplane-nova-compute-config" || got[1] != "controlplane-nova-hypervisor-operator-auth" {
-		t.Errorf("MirrorNames = %v", got)
-	}
-}
-
 func TestDeliveredBy(t *testing.T) {
 	owned := map[string]string{c5c3v1alpha1.ComputeConfigMirrorLabel: "true", childwriter.OwnerKindLabel: "ControlPlane",
 		childwriter.OwnerNameLabel: "cp", childwriter.OwnerNamespaceLabel: "openstack"}

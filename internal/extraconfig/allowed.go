@@ -1,4 +1,4 @@
-package novacomputeconfig
+package extraconfig
 
 import "fmt"
 
@@ -105,10 +105,10 @@ func NotAllowedError(section, key string) string {
 		CanonicalSection(section), key)
 }
 
-// ExtraConfigError returns the refusal of one option of spec.extraConfig,
+// Refusal returns the refusal of one option of spec.extraConfig,
 // or "" when a pool may set it: an owned option's own reason first, then
 // the allowlist's.
-func ExtraConfigError(section, key string) string {
+func Refusal(section, key string) string {
 	if msg, owned := OwnedKeyError(section, key); owned {
 		return msg
 	}

@@ -1,4 +1,4 @@
-package novacomputeconfig
+package extraconfig
 
 import (
 	"os"
@@ -56,7 +56,7 @@ func TestExtraConfigError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.section+"."+tt.key, func(t *testing.T) {
-			msg := ExtraConfigError(tt.section, tt.key)
+			msg := Refusal(tt.section, tt.key)
 			if !tt.refused {
 				if msg != "" {
 					t.Fatalf("refused: %s", msg)

@@ -1,4 +1,4 @@
-package novacomputeconfig
+package extraconfig
 
 import (
 	"slices"

@@ -1,11 +1,11 @@
-// Package novacomputeconfig knows which options of a node pool's
+// Package extraconfig knows which options of a node pool's
 // configuration spec.extraConfig may set: the allowlist, and the options
 // Anvil sets itself. The admission webhook refuses what is off the list or
 // owned, and the pool controller refuses it again and reports the owned
 // options a pool may still override; both read the same tables here, so
 // that what is refused and what is reported cannot drift apart. The
 // package is pure: it never talks to a cluster.
-package novacomputeconfig
+package extraconfig
 
 import (
 	"fmt"
@@ -172,7 +172,7 @@ func CheckExtraConfig(extra map[string]map[string]string) string {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if msg := ExtraConfigError(s, k); msg != "" {
+			if msg := Refusal(s, k); msg != "" {
 				return msg
 			}
 		}
