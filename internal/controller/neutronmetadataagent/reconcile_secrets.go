@@ -3,14 +3,11 @@ package neutronmetadataagent
 import (
 	"bytes"
 	"context"
-	"fmt"
-
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"errors"
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/inputs"
 )
 
 // reconcileSecrets checks, on the agent's cluster and past any cache, that
@@ -25,7 +22,7 @@ func (r *Reconciler) reconcileSecrets(ctx context.Context, p *pass) (flow.Outcom
 	nm := a.Spec.NovaMetadata
 	p.secretHash = ""
 	if ref := nm.SharedSecretRef; ref != nil {
-		value, err := r.readKey(ctx, p, ref.Name, nm.ResolvedSharedSecretKey(), neutronv1alpha1.WaitingForNovaSharedSecretReason)
+		value, err := readKey(ctx, p, "spec.novaMetadata.sharedSecretRef", ref.Name, nm.ResolvedSharedSecretKey(), neutronv1alpha1.WaitingForNovaSharedSecretReason)
 		if err != nil {
 			return flow.Continue, err
 		}
@@ -38,7 +35,7 @@ func (r *Reconciler) reconcileSecrets(ctx context.Context, p *pass) (flow.Outcom
 		p.secretHash = SharedSecretHash(value)
 	}
 	if mountsCA(a) {
-		if _, err := r.readKey(ctx, p, nm.CABundleSecretRef.Name, nm.ResolvedCABundleKey(), neutronv1alpha1.WaitingForNovaMetadataCAReason); err != nil {
+		if _, err := readKey(ctx, p, "spec.novaMetadata.caBundleSecretRef", nm.CABundleSecretRef.Name, nm.ResolvedCABundleKey(), neutronv1alpha1.WaitingForNovaMetadataCAReason); err != nil {
 			return flow.Continue, err
 		}
 	}
@@ -46,24 +43,25 @@ func (r *Reconciler) reconcileSecrets(ctx context.Context, p *pass) (flow.Outcom
 }
 
 // readKey returns the value of key in the Secret name of the agent's
-// namespace on its cluster. A missing Secret or an empty or missing key is
-// a wait reported under waitReason, with the Secret, the key and the
-// cluster named, never a value.
-func (r *Reconciler) readKey(ctx context.Context, p *pass, name, key, waitReason string) ([]byte, error) {
+// namespace on its cluster, read past any cache through inputs.ReadKey. A
+// missing Secret or an empty or missing key is a wait reported under
+// waitReason, with the Secret, the key and the cluster named, never a
+// value.
+func readKey(ctx context.Context, p *pass, field, name, key, waitReason string) ([]byte, error) {
 	a := p.agent
-	secret := &corev1.Secret{}
-	if err := p.live.Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: name}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, flow.Wait(neutronv1alpha1.SecretsReadyCondition, waitReason, secretPoll,
-				"waiting for Secret %s/%s with key %s on %s", a.Namespace, name, key, clusterPhrase(a.TargetClusterName()))
-		}
-		return nil, fmt.Errorf("reading Secret %s/%s: %w", a.Namespace, name, err)
-	}
-	if len(secret.Data[key]) == 0 {
+	value, err := inputs.ReadKey(ctx, p.live, a.Namespace, field, name, key)
+	var missing *inputs.MissingError
+	switch {
+	case errors.As(err, &missing) && missing.SecretMissing:
+		return nil, flow.Wait(neutronv1alpha1.SecretsReadyCondition, waitReason, secretPoll,
+			"waiting for Secret %s/%s with key %s on %s", a.Namespace, name, key, clusterPhrase(a.TargetClusterName()))
+	case errors.As(err, &missing):
 		return nil, flow.Wait(neutronv1alpha1.SecretsReadyCondition, waitReason, secretPoll,
 			"waiting for key %s in Secret %s/%s on %s", key, a.Namespace, name, clusterPhrase(a.TargetClusterName()))
+	case err != nil:
+		return nil, err
 	}
-	return secret.Data[key], nil
+	return []byte(value), nil
 }
 
 // checkExpandable refuses a shared secret with a '$'. The pods receive it

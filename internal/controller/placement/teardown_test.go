@@ -10,7 +10,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
-	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
 
@@ -21,31 +21,25 @@ func (unavailable) Resolve(name string) (*targetcluster.Remote, error) {
 	return nil, &targetcluster.UnavailableError{Cluster: name, Reason: "it is not registered"}
 }
 
-func testScheme(t *testing.T) *runtime.Scheme {
-	t.Helper()
-	s := runtime.NewScheme()
-	if err := ovnv1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func chassis(name string) *ovnv1alpha1.OVNChassis {
-	return &ovnv1alpha1.OVNChassis{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "openstack", UID: "uid-1"},
-		Spec:       ovnv1alpha1.OVNChassisSpec{TargetClusterRef: &anvilmeta.TargetClusterRef{Name: "compute-a"}},
-	}
+// pool is a placed NovaCompute owner named name.
+func pool(name string) *novav1alpha1.NovaCompute {
+	p := &novav1alpha1.NovaCompute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "openstack"}}
+	p.Spec.TargetClusterRef = &anvilmeta.TargetClusterRef{Name: "compute-a"}
+	return p
 }
 
 // The teardown gives a cluster up only once both the owner has been
 // deleting and this process has seen the cluster fail for the window.
 func TestTeardownAbandonsOnlyAfterBothWindows(t *testing.T) {
-	s := testScheme(t)
+	s := runtime.NewScheme()
+	if err := novav1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(start)
 	recorder := events.NewFakeRecorder(10)
 	td := &Teardown{Registry: unavailable{}, Scheme: s, Recorder: recorder, Clock: clk}
-	owner := chassis("c1")
+	owner := pool("c1")
 	// The owner has been deleting for a long time, but this process only
 	// now sees the cluster fail: the per-process window starts now.
 	owner.DeletionTimestamp = &metav1.Time{Time: start.Add(-time.Hour)}
@@ -82,7 +76,7 @@ func TestTeardownAbandonsOnlyAfterBothWindows(t *testing.T) {
 
 	// A fresh deletion waits for its own window even if the cluster has
 	// been failing for long.
-	fresh := chassis("c2")
+	fresh := pool("c2")
 	fresh.DeletionTimestamp = &metav1.Time{Time: clk.Now()}
 	if res, _ := td.Run(t.Context(), fresh, nil); res.Release {
 		t.Error("released a deletion younger than the window")
