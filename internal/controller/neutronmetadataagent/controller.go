@@ -57,8 +57,7 @@ type Reconciler struct {
 
 // pass is what one pass over an agent builds up, step by step.
 type pass struct {
-	agent  *neutronv1alpha1.NeutronMetadataAgent
-	before *neutronv1alpha1.NeutronMetadataAgent
+	agent *neutronv1alpha1.NeutronMetadataAgent
 	// children is where the children live, live reads that cluster
 	// without a cache. Set by Cluster.
 	children *childwriter.Writer
@@ -97,10 +96,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.Client.Get(ctx, req.NamespacedName, agent); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	p := &pass{agent: agent, before: agent.DeepCopy()}
+	before := agent.DeepCopy()
+	p := &pass{agent: agent}
 	var passErr error
 	defer func() {
-		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, p.before, agent, passErr))
+		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, before, agent, passErr))
 	}()
 
 	if !agent.DeletionTimestamp.IsZero() {

@@ -76,8 +76,6 @@ type Reconciler struct {
 // pass is what one pass over a Nova builds up, step by step.
 type pass struct {
 	nova *novav1alpha1.Nova
-	// before is the Nova as the pass found it, for the status patch.
-	before *novav1alpha1.Nova
 	// children is where the children live. Set by Cluster.
 	children *childwriter.Writer
 	// contract is the compute contract's input, read by ComputeConfig.
@@ -113,10 +111,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.Client.Get(ctx, req.NamespacedName, nova); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	p := &pass{nova: nova, before: nova.DeepCopy()}
+	before := nova.DeepCopy()
+	p := &pass{nova: nova}
 	var passErr error
 	defer func() {
-		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, p.before, nova, passErr))
+		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, before, nova, passErr))
 	}()
 
 	if !nova.DeletionTimestamp.IsZero() {
