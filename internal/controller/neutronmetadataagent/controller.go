@@ -11,7 +11,6 @@ import (
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
 	"github.com/anvil/anvil/internal/childwriter"
-	"github.com/anvil/anvil/internal/controller/conditions"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/placement"
 	"github.com/anvil/anvil/internal/targetcluster"
@@ -142,24 +141,4 @@ func (r *Reconciler) place(ctx context.Context, p *pass) (flow.Outcome, error) {
 	}
 	p.children, p.live = at.Children, at.Live
 	return flow.Continue, nil
-}
-
-// patchStatus ends every pass: the shared rollup derives Ready and writes
-// what changed. No condition transition records an event: the agent's
-// waits and failures are reported by its conditions only.
-func (r *Reconciler) patchStatus(ctx context.Context, before, a *neutronv1alpha1.NeutronMetadataAgent, passErr error) error {
-	return conditions.PatchStatus(ctx, r.Client, r.Recorder, before, a, &before.Status.CommonStatus, &a.Status.CommonStatus, passErr, r.summary())
-}
-
-// summary is how an agent's Ready is derived.
-func (r *Reconciler) summary() conditions.Summary {
-	return conditions.Summary{
-		Steps:        flow.StepConditions(r.steps()),
-		ReadyMessage: "every node of the chassis runs a ready metadata agent",
-	}
-}
-
-// conditionsOf is where a pass over an agent sets its conditions.
-func conditionsOf(a *neutronv1alpha1.NeutronMetadataAgent) flow.Conditions {
-	return flow.Conditions{List: &a.Status.Conditions, Generation: a.Generation}
 }
