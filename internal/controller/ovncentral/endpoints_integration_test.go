@@ -170,7 +170,7 @@ func TestIntegrationCentralEndpoints(t *testing.T) {
 		// no state the central went through on the way there and back
 		// held a partial list, or one database's addresses without the
 		// other's.
-		states := statesSince()
+		states := statesSince(c)
 		published := 0
 		for _, s := range states {
 			nbInt, sbInt := s.Status.Northbound.InternalDBAddress, s.Status.Southbound.InternalDBAddress

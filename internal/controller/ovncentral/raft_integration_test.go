@@ -152,7 +152,7 @@ func TestIntegrationCentralMemberReplaced(t *testing.T) {
 		return err
 	})
 	c = waitReady(t, c.Name, 4*time.Minute)
-	states := statesSince()
+	states := statesSince(c)
 	sawMember, sawReady := false, false
 	var flow []string
 	for _, s := range states {
@@ -231,9 +231,11 @@ func TestIntegrationCentralMemberReplaced(t *testing.T) {
 // Deleting a central takes every child with it: the StatefulSets with
 // their member claims, the Services, the PDBs, northd, the scripts, the
 // backup CronJob and claim, the NetworkPolicy, the Certificates and
-// Issuers of its own CA, and the pods, whose ovsdb-servers stop
-// answering; nothing named after the central is left but the certificate
-// Secrets, which are cert-manager's.
+// Issuers of its own CA, the certificate Secrets, the CA's private key
+// among them, and the pods, whose ovsdb-servers stop answering; nothing
+// named after the central is left. Before, each certificate Secret is
+// tied to its Certificate, a pass over tied Secrets writes nothing, and
+// the relay's and the own CA's Secrets go when the central turns them off.
 func TestIntegrationCentralDeletion(t *testing.T) {
 	t.Parallel()
 	e := startStack(t)
@@ -248,12 +250,17 @@ func TestIntegrationCentralDeletion(t *testing.T) {
 		"CronJob/ocgone-backup", "PersistentVolumeClaim/ocgone-backup", "PersistentVolumeClaim/db-ocgone-nb-0",
 		"PersistentVolumeClaim/db-ocgone-sb-0", "NetworkPolicy/ocgone-sb", "Certificate/ocgone-client",
 		"Certificate/ocgone-ca", "Issuer/ocgone-ca", "Issuer/ocgone-selfsigned", "Pod/ocgone-nb-0",
+		"Secret/ocgone-ca", "Secret/ocgone-nb-server", "Secret/ocgone-sb-server", "Secret/ocgone-client",
 	} {
 		if !before[want] {
 			t.Errorf("the settled central has no %s (it has %v)", want, keys(before))
 		}
 	}
+	checkSecretsTiedAndSettled(t, c)
+	c = checkRetiredSecretsGo(t, c)
 
+	// The identity and the members' addresses on the named issuer, which
+	// the members may take a moment to load.
 	tls := clientTLS(t, c.Status.ClientSecretName)
 	var members []string
 	for _, db := range []struct{ short, port string }{{"nb", "6641"}, {"sb", "6642"}} {
@@ -264,9 +271,10 @@ func TestIntegrationCentralDeletion(t *testing.T) {
 		members = append(members, "ssl:"+p.Status.PodIP+":"+db.port)
 	}
 	for _, a := range members {
-		if _, err := ovs(t, "ovsdb-client", append(append([]string{}, tls...), "--timeout=20", "list-dbs", a)...); err != nil {
-			t.Fatalf("member %s does not answer before the deletion: %v", a, err)
-		}
+		eventually(t, 2*time.Minute, "member "+a+" answers before the deletion", func() error {
+			_, err := ovs(t, "ovsdb-client", append(append([]string{}, tls...), "--timeout=20", "list-dbs", a)...)
+			return err
+		})
 	}
 
 	if err := e.Management.Client.Delete(ctx, c); err != nil {
@@ -296,7 +304,7 @@ func TestIntegrationCentralDeletion(t *testing.T) {
 }
 
 // leftovers lists what in the workload namespace is named after the
-// central, by kind/name, certificate Secrets excepted.
+// central, by kind/name.
 func leftovers(t *testing.T, central string) map[string]bool {
 	t.Helper()
 	ctx := context.Background()
@@ -305,7 +313,7 @@ func leftovers(t *testing.T, central string) map[string]bool {
 		"ConfigMap": &corev1.ConfigMapList{}, "PersistentVolumeClaim": &corev1.PersistentVolumeClaimList{},
 		"Pod": &corev1.PodList{}, "CronJob": &batchv1.CronJobList{}, "Job": &batchv1.JobList{},
 		"PodDisruptionBudget": &policyv1.PodDisruptionBudgetList{}, "NetworkPolicy": &networkingv1.NetworkPolicyList{},
-		"Certificate": &cmv1.CertificateList{}, "Issuer": &cmv1.IssuerList{},
+		"Certificate": &cmv1.CertificateList{}, "Issuer": &cmv1.IssuerList{}, "Secret": &corev1.SecretList{},
 	}
 	out := map[string]bool{}
 	for kind, list := range lists {

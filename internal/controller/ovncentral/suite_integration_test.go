@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,7 +33,9 @@ import (
 // This is the central's own suite: the management cluster with the real
 // kube-controller-manager and scheduler, cert-manager, the operator wired
 // as production wires it, and a pod runner that runs Debian's ovsdb-server
-// and ovn-northd for the central's pods.
+// and ovn-northd for the central's pods. A compute cluster, compute-a,
+// runs its own controller manager and cert-manager but no node: a central
+// placed there gets its certificates and children, and its pods never run.
 
 var (
 	env  *testenv.Environment
@@ -50,21 +53,31 @@ var mgmtNodes = []string{"ovncentral-mgmt-1", "ovncentral-mgmt-2", "ovncentral-m
 // The central names start with "oc" for the same reason: a member's
 // loopback address is derived from its namespace and pod name.
 
+// computeName is the suite's compute cluster.
+const computeName = "compute-a"
+
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Run(m, testenv.Options{}, &env))
+	os.Exit(testenv.Run(m, testenv.Options{ComputeClusters: 1}, &env))
 }
 
 // startStack starts, once per package, what makes pods run on the
 // management cluster (the controller manager, the scheduler, the volume
 // provisioner and a pod runner with the OVN mappings that forwards node
-// ports), cert-manager, and the operator.
+// ports), cert-manager, and the operator; on the compute cluster, the
+// controller manager, whose garbage collector removes what a deleted
+// owner leaves, and cert-manager's kinds, so that the operator watches
+// Certificates there from the start.
 func startStack(t *testing.T) *testenv.Environment {
 	t.Helper()
 	e := testenv.Require(t, env)
 	once.Do(func() {
 		ctx := context.Background()
-		if err := e.Management.StartWorkloads(ctx); err != nil {
-			t.Fatal(err)
+		compute := e.ComputeCluster(computeName)
+		testenv.StartCertManager(t, compute)
+		for _, c := range []*testenv.Cluster{e.Management, compute} {
+			if err := c.StartWorkloads(ctx); err != nil {
+				t.Fatal(err)
+			}
 		}
 		dir, err := env.TempDir("anvil-ovncentral-suite-")
 		if err != nil {
@@ -92,12 +105,18 @@ func startStack(t *testing.T) *testenv.Environment {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := operator.Setup(ctx, mgr, &operator.Options{
+		registry, err := operator.Setup(ctx, mgr, &operator.Options{
 			ClustersNamespace: e.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second,
-		}); err != nil {
+			// testenv registers its compute cluster without a namespaces key.
+			AllowClusterWideRegistrations: true,
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := testenv.StartManager(mgr, nil); err != nil {
+		if err := testenv.StartManager(mgr, func() bool {
+			_, err := registry.Resolve(computeName)
+			return err == nil
+		}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -123,6 +142,13 @@ func tail(s string, n int) string {
 // members per database, one northd, suspended backups and a CA of its own.
 func newCentral(t *testing.T, name string, replicas, nbBase, sbBase int32) *ovnv1alpha1.OVNCentral {
 	t.Helper()
+	return newCentralWith(t, name, replicas, nbBase, sbBase, nil)
+}
+
+// newCentralWith is newCentral with a change made before the central is
+// created, such as a targetClusterRef, which cannot be added later.
+func newCentralWith(t *testing.T, name string, replicas, nbBase, sbBase int32, change func(*ovnv1alpha1.OVNCentral)) *ovnv1alpha1.OVNCentral {
+	t.Helper()
 	c := &ovnv1alpha1.OVNCentral{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testenv.WorkloadNamespace}}
 	for _, db := range []*ovnv1alpha1.OVNDatabaseSpec{&c.Spec.Northbound, &c.Spec.Southbound} {
 		db.Replicas = ptr.To(replicas)
@@ -130,6 +156,9 @@ func newCentral(t *testing.T, name string, replicas, nbBase, sbBase int32) *ovnv
 	c.Spec.Northbound.NodePortBase, c.Spec.Southbound.NodePortBase = ptr.To(nbBase), ptr.To(sbBase)
 	c.Spec.Northd.Replicas = ptr.To[int32](1)
 	c.Spec.Backup = &ovnv1alpha1.OVNBackupSpec{Suspend: true}
+	if change != nil {
+		change(c)
+	}
 	if err := env.Management.Client.Create(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
@@ -308,9 +337,12 @@ func podAddresses(pods []*corev1.Pod, port int) []string {
 }
 
 // recordStates watches the central from the version c carries and returns
-// a function that ends the watch and returns every state written since,
-// in order.
-func recordStates(t *testing.T, c *ovnv1alpha1.OVNCentral) func() []*ovnv1alpha1.OVNCentral {
+// a function that waits until the watch has delivered the state last, the
+// one the test read most recently, ends the watch and returns every state
+// written since c, in order. A read may return a state a moment before
+// the watch delivers it; without the wait, the record could end short of
+// the state the test already saw.
+func recordStates(t *testing.T, c *ovnv1alpha1.OVNCentral) func(last *ovnv1alpha1.OVNCentral) []*ovnv1alpha1.OVNCentral {
 	t.Helper()
 	wc, err := client.NewWithWatch(env.Management.Config, client.Options{Scheme: env.Scheme})
 	if err != nil {
@@ -322,25 +354,42 @@ func recordStates(t *testing.T, c *ovnv1alpha1.OVNCentral) func() []*ovnv1alpha1
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	seen := make(chan []*ovnv1alpha1.OVNCentral, 1)
+	from := c.ResourceVersion
+	var (
+		mu   sync.Mutex
+		all  []*ovnv1alpha1.OVNCentral
+		done = make(chan struct{})
+	)
 	go func() {
-		var all []*ovnv1alpha1.OVNCentral
+		defer close(done)
 		for ev := range w.ResultChan() {
 			if got, ok := ev.Object.(*ovnv1alpha1.OVNCentral); ok && ev.Type == watch.Modified {
+				mu.Lock()
 				all = append(all, got)
+				mu.Unlock()
 			}
 		}
-		seen <- all
 	}()
-	return func() []*ovnv1alpha1.OVNCentral {
+	recorded := func() []*ovnv1alpha1.OVNCentral {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(all)
+	}
+	return func(last *ovnv1alpha1.OVNCentral) []*ovnv1alpha1.OVNCentral {
 		t.Helper()
+		eventually(t, 30*time.Second, "the watch delivers the state the test read", func() error {
+			if last.ResourceVersion == from ||
+				slices.ContainsFunc(recorded(), func(s *ovnv1alpha1.OVNCentral) bool { return s.ResourceVersion == last.ResourceVersion }) {
+				return nil
+			}
+			return errorf("no state of resourceVersion %s yet", last.ResourceVersion)
+		})
 		w.Stop()
 		select {
-		case all := <-seen:
-			return all
+		case <-done:
 		case <-time.After(30 * time.Second):
 			t.Fatal("the watch did not end")
-			return nil
 		}
+		return recorded()
 	}
 }
