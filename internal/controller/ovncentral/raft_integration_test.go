@@ -19,6 +19,7 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/dev/ovntest"
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
@@ -75,18 +76,18 @@ func TestIntegrationCentralFormsRaftClusters(t *testing.T) {
 		schema    string
 		addresses []string
 	}{{"OVN_Northbound", nbAddrs}, {"OVN_Southbound", sbAddrs}} {
-		eventually(t, 2*time.Minute, db.schema+" is one Raft cluster of three", func() error {
+		ovntest.Eventually(t, 2*time.Minute, db.schema+" is one Raft cluster of three", func() error {
 			return oneCluster(t, tls, db.addresses, db.schema)
 		})
 	}
 
 	nb := append([]string{"--db=" + strings.Join(nbAddrs, ","), "--timeout=30"}, tls...)
-	if _, err := ovs(t, "ovn-nbctl", append(nb, "ls-add", "sw-formed")...); err != nil {
+	if _, err := ovntest.OVS(t, "ovn-nbctl", append(nb, "ls-add", "sw-formed")...); err != nil {
 		t.Fatal(err)
 	}
 	sb := append([]string{"--db=" + strings.Join(sbAddrs, ","), "--timeout=30", "--no-leader-only"}, tls...)
-	eventually(t, 2*time.Minute, "northd translates the switch into the southbound", func() error {
-		out, err := ovs(t, "ovn-sbctl", append(sb, "--bare", "--columns=external_ids", "list", "Datapath_Binding")...)
+	ovntest.Eventually(t, 2*time.Minute, "northd translates the switch into the southbound", func() error {
+		out, err := ovntest.OVS(t, "ovn-sbctl", append(sb, "--bare", "--columns=external_ids", "list", "Datapath_Binding")...)
 		if err != nil {
 			return err
 		}
@@ -112,7 +113,7 @@ func TestIntegrationCentralMemberReplaced(t *testing.T) {
 	tls := clientTLS(t, c.Status.ClientSecretName)
 	pods := memberPods(t, c.Name, "nb")
 	addrs := podAddresses(pods, 6641)
-	eventually(t, 2*time.Minute, "the northbound is one Raft cluster of three", func() error {
+	ovntest.Eventually(t, 2*time.Minute, "the northbound is one Raft cluster of three", func() error {
 		return oneCluster(t, tls, addrs, "OVN_Northbound")
 	})
 	before, err := stateOf(t, tls, addrs[0], "OVN_Northbound")
@@ -120,7 +121,7 @@ func TestIntegrationCentralMemberReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	nb := append([]string{"--db=" + strings.Join(addrs, ","), "--timeout=30"}, tls...)
-	if _, err := ovs(t, "ovn-nbctl", append(nb, "ls-add", "sw-before")...); err != nil {
+	if _, err := ovntest.OVS(t, "ovn-nbctl", append(nb, "ls-add", "sw-before")...); err != nil {
 		t.Fatal(err)
 	}
 	claim := &corev1.PersistentVolumeClaim{}
@@ -136,7 +137,7 @@ func TestIntegrationCentralMemberReplaced(t *testing.T) {
 	if err := e.Management.Client.Delete(ctx, pods[0]); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "a new pod replaces member 0", func() error {
+	ovntest.Eventually(t, 2*time.Minute, "a new pod replaces member 0", func() error {
 		p := &corev1.Pod{}
 		if err := e.Management.Client.Get(ctx, client.ObjectKeyFromObject(pods[0]), p); err != nil {
 			return err
@@ -147,8 +148,8 @@ func TestIntegrationCentralMemberReplaced(t *testing.T) {
 		return nil
 	})
 	// Written while member 0 is away or rejoining: the majority serves it.
-	eventually(t, 2*time.Minute, "the remaining majority takes a write", func() error {
-		_, err := ovs(t, "ovn-nbctl", append(nb, "--may-exist", "ls-add", "sw-during")...)
+	ovntest.Eventually(t, 2*time.Minute, "the remaining majority takes a write", func() error {
+		_, err := ovntest.OVS(t, "ovn-nbctl", append(nb, "--may-exist", "ls-add", "sw-during")...)
 		return err
 	})
 	c = waitReady(t, c.Name, 4*time.Minute)
@@ -199,7 +200,7 @@ func TestIntegrationCentralMemberReplaced(t *testing.T) {
 	if got := podAddresses(newPods, 6641); got[0] != addrs[0] {
 		t.Fatalf("member 0 came back at %s, was %s", got[0], addrs[0])
 	}
-	eventually(t, 2*time.Minute, "member 0 rejoined the same cluster under its old server id", func() error {
+	ovntest.Eventually(t, 2*time.Minute, "member 0 rejoined the same cluster under its old server id", func() error {
 		if err := oneCluster(t, tls, addrs, "OVN_Northbound"); err != nil {
 			return err
 		}
@@ -214,8 +215,8 @@ func TestIntegrationCentralMemberReplaced(t *testing.T) {
 	})
 	// Read from member 0 alone: it has the data from before and during.
 	only0 := append([]string{"--db=" + addrs[0], "--timeout=30", "--no-leader-only"}, tls...)
-	eventually(t, time.Minute, "member 0 serves the switches", func() error {
-		out, err := ovs(t, "ovn-nbctl", append(only0, "ls-list")...)
+	ovntest.Eventually(t, time.Minute, "member 0 serves the switches", func() error {
+		out, err := ovntest.OVS(t, "ovn-nbctl", append(only0, "ls-list")...)
 		if err != nil {
 			return err
 		}
@@ -271,8 +272,8 @@ func TestIntegrationCentralDeletion(t *testing.T) {
 		members = append(members, "ssl:"+p.Status.PodIP+":"+db.port)
 	}
 	for _, a := range members {
-		eventually(t, 2*time.Minute, "member "+a+" answers before the deletion", func() error {
-			_, err := ovs(t, "ovsdb-client", append(append([]string{}, tls...), "--timeout=20", "list-dbs", a)...)
+		ovntest.Eventually(t, 2*time.Minute, "member "+a+" answers before the deletion", func() error {
+			_, err := ovntest.OVS(t, "ovsdb-client", append(append([]string{}, tls...), "--timeout=20", "list-dbs", a)...)
 			return err
 		})
 	}
@@ -280,22 +281,22 @@ func TestIntegrationCentralDeletion(t *testing.T) {
 	if err := e.Management.Client.Delete(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "the central is gone", func() error {
+	ovntest.Eventually(t, time.Minute, "the central is gone", func() error {
 		err := e.Management.Client.Get(ctx, client.ObjectKeyFromObject(c), &ovnv1alpha1.OVNCentral{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
 		return errorf("central still there: %v", err)
 	})
-	eventually(t, 3*time.Minute, "every child of the central is gone", func() error {
+	ovntest.Eventually(t, 3*time.Minute, "every child of the central is gone", func() error {
 		if left := leftovers(t, c.Name); len(left) > 0 {
 			return errorf("left behind: %v", keys(left))
 		}
 		return nil
 	})
 	for _, a := range members {
-		eventually(t, time.Minute, "member "+a+" stops answering", func() error {
-			if _, err := ovs(t, "ovsdb-client", append(append([]string{}, tls...), "--timeout=5", "list-dbs", a)...); err == nil {
+		ovntest.Eventually(t, time.Minute, "member "+a+" stops answering", func() error {
+			if _, err := ovntest.OVS(t, "ovsdb-client", append(append([]string{}, tls...), "--timeout=5", "list-dbs", a)...); err == nil {
 				return errorf("%s still answers", a)
 			}
 			return nil

@@ -17,6 +17,7 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/ovncentral"
+	"github.com/anvil/anvil/internal/dev/ovntest"
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
@@ -108,7 +109,7 @@ func checkSecretsTiedAndSettled(t *testing.T, c *ovnv1alpha1.OVNCentral) {
 	if err := cl.Patch(ctx, certificateAndSecret(last)[0], client.RawPatch(types.MergePatchType, touch)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "the central ties the client Secret again", func() error {
+	ovntest.Eventually(t, time.Minute, "the central ties the client Secret again", func() error {
 		_, err := tied(ctx, cl, last)
 		return err
 	})
@@ -143,19 +144,19 @@ func checkRetiredSecretsGo(t *testing.T, c *ovnv1alpha1.OVNCentral) *ovnv1alpha1
 	}
 	relay := c.Name + "-sb-relay"
 	update(func(c *ovnv1alpha1.OVNCentral) { c.Spec.Relay = &ovnv1alpha1.OVNRelaySpec{} })
-	eventually(t, 2*time.Minute, "the relay's Secret is issued and tied", func() error {
+	ovntest.Eventually(t, 2*time.Minute, "the relay's Secret is issued and tied", func() error {
 		_, err := tied(ctx, cl, relay)
 		return err
 	})
 	update(func(c *ovnv1alpha1.OVNCentral) { c.Spec.Relay = nil })
-	eventually(t, 2*time.Minute, "the relay's Certificate and Secret go", func() error {
+	ovntest.Eventually(t, 2*time.Minute, "the relay's Certificate and Secret go", func() error {
 		return gone(ctx, cl, certificateAndSecret(relay)...)
 	})
 
 	update(func(c *ovnv1alpha1.OVNCentral) {
 		c.Spec.TLS.IssuerRef = &ovnv1alpha1.IssuerReference{Name: testenv.CAClusterIssuer}
 	})
-	eventually(t, 2*time.Minute, "the own CA's Certificate and Secret go", func() error {
+	ovntest.Eventually(t, 2*time.Minute, "the own CA's Certificate and Secret go", func() error {
 		return gone(ctx, cl, certificateAndSecret(ovncentral.OwnCAName(c))...)
 	})
 	c = waitReady(t, c.Name, 4*time.Minute)
@@ -182,7 +183,7 @@ func TestIntegrationPlacedCentralSecrets(t *testing.T) {
 	c := newCentralWith(t, "ocplaced", 1, 31821, 31831, func(c *ovnv1alpha1.OVNCentral) {
 		c.Spec.TargetClusterRef = &anvilmeta.TargetClusterRef{Name: computeName}
 	})
-	eventually(t, 4*time.Minute, "the placed central's certificates are issued", func() error {
+	ovntest.Eventually(t, 4*time.Minute, "the placed central's certificates are issued", func() error {
 		got := &ovnv1alpha1.OVNCentral{}
 		if err := e.Management.Client.Get(ctx, client.ObjectKeyFromObject(c), got); err != nil {
 			return err
@@ -202,10 +203,10 @@ func TestIntegrationPlacedCentralSecrets(t *testing.T) {
 	if err := e.Management.Client.Delete(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "the placed central is gone", func() error {
+	ovntest.Eventually(t, 2*time.Minute, "the placed central is gone", func() error {
 		return gone(ctx, e.Management.Client, &ovnv1alpha1.OVNCentral{ObjectMeta: c.ObjectMeta})
 	})
-	eventually(t, 2*time.Minute, "every Certificate and certificate Secret is gone from "+computeName, func() error {
+	ovntest.Eventually(t, 2*time.Minute, "every Certificate and certificate Secret is gone from "+computeName, func() error {
 		return gone(ctx, compute.Client, objs...)
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -25,6 +24,7 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/dev/ovntest"
 	"github.com/anvil/anvil/internal/dev/podrunner"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/operator"
@@ -192,49 +192,11 @@ func waitReady(t *testing.T, name string, timeout time.Duration) *ovnv1alpha1.OV
 	return c
 }
 
-// clientTLS writes the central's client identity to files and returns the
-// OVS command-line options that present it.
+// clientTLS returns the OVS options that present the identity in the
+// Secret secretName of the workload namespace on the management cluster.
 func clientTLS(t *testing.T, secretName string) []string {
 	t.Helper()
-	s := &corev1.Secret{}
-	if err := env.Management.Client.Get(context.Background(), workloadKey(secretName), s); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, k := range []string{"tls.key", "tls.crt", "ca.crt"} {
-		if err := os.WriteFile(filepath.Join(dir, k), s.Data[k], 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return []string{"--private-key=" + filepath.Join(dir, "tls.key"), "--certificate=" + filepath.Join(dir, "tls.crt"),
-		"--ca-cert=" + filepath.Join(dir, "ca.crt")}
-}
-
-// ovs runs an OVS or OVN client program and returns its output.
-func ovs(t *testing.T, program string, args ...string) (string, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, program, args...).CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w: %s", program, strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
-}
-
-// eventually retries f for up to timeout and fails the test with its last
-// error.
-func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
-	t.Helper()
-	var last error
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if last = f(); last == nil {
-			return
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("%s: %v", what, last)
+	return ovntest.ClientTLS(t, env.Management.Client, workloadKey(secretName))
 }
 
 // errorf is fmt.Errorf, named for the checks' brevity.
@@ -255,7 +217,7 @@ type memberState struct {
 func stateOf(t *testing.T, tls []string, address, db string) (memberState, error) {
 	t.Helper()
 	q := fmt.Sprintf(`["_Server",{"op":"select","table":"Database","where":[["name","==",%q]],"columns":["leader","connected","cid","sid"]}]`, db)
-	out, err := ovs(t, "ovsdb-client", append(append([]string{}, tls...), "--no-leader-only", "--timeout=20", "transact", address, q)...)
+	out, err := ovntest.OVS(t, "ovsdb-client", append(append([]string{}, tls...), "--no-leader-only", "--timeout=20", "transact", address, q)...)
 	if err != nil {
 		return memberState{}, err
 	}
@@ -377,7 +339,7 @@ func recordStates(t *testing.T, c *ovnv1alpha1.OVNCentral) func(last *ovnv1alpha
 	}
 	return func(last *ovnv1alpha1.OVNCentral) []*ovnv1alpha1.OVNCentral {
 		t.Helper()
-		eventually(t, 30*time.Second, "the watch delivers the state the test read", func() error {
+		ovntest.Eventually(t, 30*time.Second, "the watch delivers the state the test read", func() error {
 			if last.ResourceVersion == from ||
 				slices.ContainsFunc(recorded(), func(s *ovnv1alpha1.OVNCentral) bool { return s.ResourceVersion == last.ResourceVersion }) {
 				return nil
