@@ -241,14 +241,7 @@ func errorf(format string, args ...any) error { return fmt.Errorf(format, args..
 func assertSettledPassWritesNothing(t *testing.T, touch map[*testenv.Cluster][]client.Object) {
 	t.Helper()
 	clusters := []*testenv.Cluster{env.Management, env.ComputeCluster("compute-a")}
-	marks := make([]int64, len(clusters))
-	for i, c := range clusters {
-		mark, err := c.AuditMark()
-		if err != nil {
-			t.Fatal(err)
-		}
-		marks[i] = mark
-	}
+	marks := quietMarks(t, clusters)
 	for c, objs := range touch {
 		for _, obj := range objs {
 			patch := []byte(`{"metadata":{"annotations":{"test.anvil.c5c3.io/touched":"` + time.Now().Format(time.RFC3339Nano) + `"}}}`)
@@ -271,3 +264,42 @@ func assertSettledPassWritesNothing(t *testing.T, touch map[*testenv.Cluster][]c
 	}
 }
 
+// settleQuiet is how long the operator must have written nothing before
+// a test calls the system settled.
+const settleQuiet = 3 * time.Second
+
+// quietMarks waits until the operator has written nothing on any of the
+// clusters for settleQuiet, and returns the clusters' audit marks at the
+// end of that spell. The condition a test waits for may be written a
+// moment before the pass that follows it, and that pass, reading a cache
+// that has not seen the write yet, may still try a status patch the
+// apiserver refuses; the assertion is about a system that has stopped
+// writing. One that never stops fails here.
+func quietMarks(t *testing.T, clusters []*testenv.Cluster) []int64 {
+	t.Helper()
+	marks := make([]int64, len(clusters))
+	for i, c := range clusters {
+		mark, err := c.AuditMark()
+		if err != nil {
+			t.Fatal(err)
+		}
+		marks[i] = mark
+	}
+	ovntest.Eventually(t, time.Minute, "the operator stops writing", func() error {
+		time.Sleep(settleQuiet)
+		var wrote []testenv.AuditEvent
+		for i, c := range clusters {
+			writes, next, err := c.AuditWrites(marks[i])
+			if err != nil {
+				return err
+			}
+			wrote = append(wrote, testenv.OperatorWrites(writes)...)
+			marks[i] = next
+		}
+		if len(wrote) > 0 {
+			return errorf("it wrote:\n%s", testenv.FormatAuditEvents(wrote))
+		}
+		return nil
+	})
+	return marks
+}
