@@ -39,10 +39,11 @@ const (
 )
 
 // childKinds are what a central writes onto its children's cluster; a
-// placed central's teardown sweeps them. Secrets are not among them:
-// cert-manager owns the certificate Secrets and removes them with their
-// Certificates. Database claims go with their StatefulSet's retention
-// policy.
+// placed central's teardown sweeps them. Secrets are not among them: the
+// certificate Secrets are cert-manager's, and each carries an
+// ownerReference to its Certificate (secrets.go), so the cluster's garbage
+// collector deletes it once the sweep has deleted the Certificate.
+// Database claims go with their StatefulSet's retention policy.
 var childKinds = []schema.GroupVersionKind{
 	{Group: "apps", Version: "v1", Kind: "StatefulSet"},
 	{Group: "apps", Version: "v1", Kind: "Deployment"},
@@ -83,7 +84,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete

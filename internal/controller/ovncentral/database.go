@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/workload"
 )
 
 // ovnUID is the user the OVN images run as; the central needs no root.
@@ -122,7 +123,7 @@ func BuildStatefulSet(c *ovnv1alpha1.OVNCentral, d Database, hash string) *appsv
 				WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
 				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			},
-			Template: withPullPolicy(c, databasePodTemplate(c, d, hash)),
+			Template: workload.WithPullPolicy(pullPolicy(c), databasePodTemplate(c, d, hash)),
 		},
 	}
 }
@@ -139,8 +140,8 @@ func databasePodTemplate(c *ovnv1alpha1.OVNCentral, d Database, hash string) cor
 		{Name: "OVN_REPLICAS", Value: strconv.Itoa(int(spec.ResolvedReplicas()))},
 		{Name: "OVN_ELECTION_TIMER_MS", Value: strconv.Itoa(int(spec.ResolvedElectionTimerMs()))},
 		{Name: "OVN_INACTIVITY_PROBE_MS", Value: strconv.Itoa(int(spec.ResolvedInactivityProbeMs()))},
-		fieldEnv("POD_NAME", "metadata.name"),
-		fieldEnv("POD_NAMESPACE", "metadata.namespace"),
+		workload.FieldEnv("POD_NAME", "metadata.name"),
+		workload.FieldEnv("POD_NAMESPACE", "metadata.namespace"),
 	}
 	ports := []corev1.ContainerPort{
 		{Name: "ovsdb", ContainerPort: d.Port, Protocol: corev1.ProtocolTCP},
@@ -159,7 +160,7 @@ func databasePodTemplate(c *ovnv1alpha1.OVNCentral, d Database, hash string) cor
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: dataVolume, MountPath: dataMountPath},
 			{Name: "tls", MountPath: tlsMountPath, ReadOnly: true},
-			{Name: "scripts", MountPath: scriptsMountPath, ReadOnly: true},
+			workload.ScriptsMount(scriptsMountPath),
 			{Name: "run", MountPath: runMountPath},
 		},
 		// A member is ready once it knows its role in the cluster; one
@@ -185,29 +186,17 @@ func databasePodTemplate(c *ovnv1alpha1.OVNCentral, d Database, hash string) cor
 			SecurityContext: restrictedPod(),
 			Volumes: []corev1.Volume{
 				tlsVolume(d.ServerSecretName(c)),
-				scriptsVolume(c),
+				workload.ScriptsVolume(ScriptsName(c)),
 				{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 			},
 		},
 	}
 }
 
-// fieldEnv is a variable from the downward API.
-func fieldEnv(name, path string) corev1.EnvVar {
-	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
-}
-
 // tlsVolume mounts a certificate Secret read-only for the OVN user.
 func tlsVolume(secret string) corev1.Volume {
 	return corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 		SecretName: secret, DefaultMode: ptr.To[int32](0o440),
-	}}}
-}
-
-// scriptsVolume mounts the scripts ConfigMap.
-func scriptsVolume(c *ovnv1alpha1.OVNCentral) corev1.Volume {
-	return corev1.Volume{Name: "scripts", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-		LocalObjectReference: corev1.LocalObjectReference{Name: ScriptsName(c)}, DefaultMode: ptr.To[int32](0o555),
 	}}}
 }
 
@@ -259,15 +248,8 @@ func StatefulSetRolledOut(sts *appsv1.StatefulSet, d Database) (bool, string) {
 	return true, ""
 }
 
-// withPullPolicy sets the image's pull policy, when spec.image names one, on
-// every container of a pod template.
-func withPullPolicy(c *ovnv1alpha1.OVNCentral, t corev1.PodTemplateSpec) corev1.PodTemplateSpec {
-	policy := corev1.PullPolicy(ovnv1alpha1.ResolveImage(c.Spec.Image).PullPolicy)
-	for i := range t.Spec.InitContainers {
-		t.Spec.InitContainers[i].ImagePullPolicy = policy
-	}
-	for i := range t.Spec.Containers {
-		t.Spec.Containers[i].ImagePullPolicy = policy
-	}
-	return t
+// pullPolicy is the pull policy spec.image names, or none, for every
+// container of the central's pods.
+func pullPolicy(c *ovnv1alpha1.OVNCentral) corev1.PullPolicy {
+	return corev1.PullPolicy(ovnv1alpha1.ResolveImage(c.Spec.Image).PullPolicy)
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/dev/ovntest"
 )
 
 // dbCase is one database as the endpoints tests see it.
@@ -75,7 +76,7 @@ func TestIntegrationCentralEndpoints(t *testing.T) {
 		if err := e.Management.Client.Delete(ctx, old); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 2*time.Minute, "the central publishes the recreated Service's cluster IP", func() error {
+		ovntest.Eventually(t, 2*time.Minute, "the central publishes the recreated Service's cluster IP", func() error {
 			now := &corev1.Service{}
 			if err := e.Management.Client.Get(ctx, client.ObjectKeyFromObject(old), now); err != nil {
 				return err
@@ -118,17 +119,17 @@ func TestIntegrationCentralEndpoints(t *testing.T) {
 		}
 		tls := clientTLS(t, c.Status.ClientSecretName)
 		for _, db := range dbs {
-			eventually(t, 2*time.Minute, db.schema+" answers through its node ports", func() error {
+			ovntest.Eventually(t, 2*time.Minute, db.schema+" answers through its node ports", func() error {
 				return oneCluster(t, tls, strings.Split(db.status(c).DBAddress, ","), db.schema)
 			})
 		}
 		nb := append([]string{"--db=" + c.Status.Northbound.DBAddress, "--timeout=30"}, tls...)
-		if _, err := ovs(t, "ovn-nbctl", append(nb, "ls-add", "sw-outside")...); err != nil {
+		if _, err := ovntest.OVS(t, "ovn-nbctl", append(nb, "ls-add", "sw-outside")...); err != nil {
 			t.Fatal(err)
 		}
 		sbArgs := append([]string{"--db=" + c.Status.Southbound.DBAddress, "--timeout=30", "--no-leader-only"}, tls...)
-		eventually(t, 2*time.Minute, "the southbound answers through its node ports with northd's datapath", func() error {
-			out, err := ovs(t, "ovn-sbctl", append(sbArgs, "--bare", "--columns=external_ids", "list", "Datapath_Binding")...)
+		ovntest.Eventually(t, 2*time.Minute, "the southbound answers through its node ports with northd's datapath", func() error {
+			out, err := ovntest.OVS(t, "ovn-sbctl", append(sbArgs, "--bare", "--columns=external_ids", "list", "Datapath_Binding")...)
 			if err != nil {
 				return err
 			}
@@ -153,8 +154,8 @@ func TestIntegrationCentralEndpoints(t *testing.T) {
 		}
 		for _, list := range external {
 			for _, a := range strings.Split(list, ",") {
-				eventually(t, time.Minute, a+" stops answering", func() error {
-					if _, err := ovs(t, "ovsdb-client", append(append([]string{}, tls...), "--timeout=5", "list-dbs", a)...); err == nil {
+				ovntest.Eventually(t, time.Minute, a+" stops answering", func() error {
+					if _, err := ovntest.OVS(t, "ovsdb-client", append(append([]string{}, tls...), "--timeout=5", "list-dbs", a)...); err == nil {
 						return errorf("%s still answers", a)
 					}
 					return nil
@@ -170,7 +171,7 @@ func TestIntegrationCentralEndpoints(t *testing.T) {
 		// no state the central went through on the way there and back
 		// held a partial list, or one database's addresses without the
 		// other's.
-		states := statesSince()
+		states := statesSince(c)
 		published := 0
 		for _, s := range states {
 			nbInt, sbInt := s.Status.Northbound.InternalDBAddress, s.Status.Southbound.InternalDBAddress

@@ -19,6 +19,7 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/dev/ovntest"
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
@@ -75,18 +76,18 @@ func TestIntegrationCentralFormsRaftClusters(t *testing.T) {
 		schema    string
 		addresses []string
 	}{{"OVN_Northbound", nbAddrs}, {"OVN_Southbound", sbAddrs}} {
-		eventually(t, 2*time.Minute, db.schema+" is one Raft cluster of three", func() error {
+		ovntest.Eventually(t, 2*time.Minute, db.schema+" is one Raft cluster of three", func() error {
 			return oneCluster(t, tls, db.addresses, db.schema)
 		})
 	}
 
 	nb := append([]string{"--db=" + strings.Join(nbAddrs, ","), "--timeout=30"}, tls...)
-	if _, err := ovs(t, "ovn-nbctl", append(nb, "ls-add", "sw-formed")...); err != nil {
+	if _, err := ovntest.OVS(t, "ovn-nbctl", append(nb, "ls-add", "sw-formed")...); err != nil {
 		t.Fatal(err)
 	}
 	sb := append([]string{"--db=" + strings.Join(sbAddrs, ","), "--timeout=30", "--no-leader-only"}, tls...)
-	eventually(t, 2*time.Minute, "northd translates the switch into the southbound", func() error {
-		out, err := ovs(t, "ovn-sbctl", append(sb, "--bare", "--columns=external_ids", "list", "Datapath_Binding")...)
+	ovntest.Eventually(t, 2*time.Minute, "northd translates the switch into the southbound", func() error {
+		out, err := ovntest.OVS(t, "ovn-sbctl", append(sb, "--bare", "--columns=external_ids", "list", "Datapath_Binding")...)
 		if err != nil {
 			return err
 		}
@@ -112,7 +113,7 @@ func TestIntegrationCentralMemberReplaced(t *testing.T) {
 	tls := clientTLS(t, c.Status.ClientSecretName)
 	pods := memberPods(t, c.Name, "nb")
 	addrs := podAddresses(pods, 6641)
-	eventually(t, 2*time.Minute, "the northbound is one Raft cluster of three", func() error {
+	ovntest.Eventually(t, 2*time.Minute, "the northbound is one Raft cluster of three", func() error {
 		return oneCluster(t, tls, addrs, "OVN_Northbound")
 	})
 	before, err := stateOf(t, tls, addrs[0], "OVN_Northbound")
@@ -120,7 +121,7 @@ func TestIntegrationCentralMemberReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	nb := append([]string{"--db=" + strings.Join(addrs, ","), "--timeout=30"}, tls...)
-	if _, err := ovs(t, "ovn-nbctl", append(nb, "ls-add", "sw-before")...); err != nil {
+	if _, err := ovntest.OVS(t, "ovn-nbctl", append(nb, "ls-add", "sw-before")...); err != nil {
 		t.Fatal(err)
 	}
 	claim := &corev1.PersistentVolumeClaim{}
@@ -136,7 +137,7 @@ func TestIntegrationCentralMemberReplaced(t *testing.T) {
 	if err := e.Management.Client.Delete(ctx, pods[0]); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "a new pod replaces member 0", func() error {
+	ovntest.Eventually(t, 2*time.Minute, "a new pod replaces member 0", func() error {
 		p := &corev1.Pod{}
 		if err := e.Management.Client.Get(ctx, client.ObjectKeyFromObject(pods[0]), p); err != nil {
 			return err
@@ -147,12 +148,12 @@ func TestIntegrationCentralMemberReplaced(t *testing.T) {
 		return nil
 	})
 	// Written while member 0 is away or rejoining: the majority serves it.
-	eventually(t, 2*time.Minute, "the remaining majority takes a write", func() error {
-		_, err := ovs(t, "ovn-nbctl", append(nb, "--may-exist", "ls-add", "sw-during")...)
+	ovntest.Eventually(t, 2*time.Minute, "the remaining majority takes a write", func() error {
+		_, err := ovntest.OVS(t, "ovn-nbctl", append(nb, "--may-exist", "ls-add", "sw-during")...)
 		return err
 	})
 	c = waitReady(t, c.Name, 4*time.Minute)
-	states := statesSince()
+	states := statesSince(c)
 	sawMember, sawReady := false, false
 	var flow []string
 	for _, s := range states {
@@ -199,7 +200,7 @@ func TestIntegrationCentralMemberReplaced(t *testing.T) {
 	if got := podAddresses(newPods, 6641); got[0] != addrs[0] {
 		t.Fatalf("member 0 came back at %s, was %s", got[0], addrs[0])
 	}
-	eventually(t, 2*time.Minute, "member 0 rejoined the same cluster under its old server id", func() error {
+	ovntest.Eventually(t, 2*time.Minute, "member 0 rejoined the same cluster under its old server id", func() error {
 		if err := oneCluster(t, tls, addrs, "OVN_Northbound"); err != nil {
 			return err
 		}
@@ -214,8 +215,8 @@ func TestIntegrationCentralMemberReplaced(t *testing.T) {
 	})
 	// Read from member 0 alone: it has the data from before and during.
 	only0 := append([]string{"--db=" + addrs[0], "--timeout=30", "--no-leader-only"}, tls...)
-	eventually(t, time.Minute, "member 0 serves the switches", func() error {
-		out, err := ovs(t, "ovn-nbctl", append(only0, "ls-list")...)
+	ovntest.Eventually(t, time.Minute, "member 0 serves the switches", func() error {
+		out, err := ovntest.OVS(t, "ovn-nbctl", append(only0, "ls-list")...)
 		if err != nil {
 			return err
 		}
@@ -231,9 +232,11 @@ func TestIntegrationCentralMemberReplaced(t *testing.T) {
 // Deleting a central takes every child with it: the StatefulSets with
 // their member claims, the Services, the PDBs, northd, the scripts, the
 // backup CronJob and claim, the NetworkPolicy, the Certificates and
-// Issuers of its own CA, and the pods, whose ovsdb-servers stop
-// answering; nothing named after the central is left but the certificate
-// Secrets, which are cert-manager's.
+// Issuers of its own CA, the certificate Secrets, the CA's private key
+// among them, and the pods, whose ovsdb-servers stop answering; nothing
+// named after the central is left. Before, each certificate Secret is
+// tied to its Certificate, a pass over tied Secrets writes nothing, and
+// the relay's and the own CA's Secrets go when the central turns them off.
 func TestIntegrationCentralDeletion(t *testing.T) {
 	t.Parallel()
 	e := startStack(t)
@@ -248,12 +251,17 @@ func TestIntegrationCentralDeletion(t *testing.T) {
 		"CronJob/ocgone-backup", "PersistentVolumeClaim/ocgone-backup", "PersistentVolumeClaim/db-ocgone-nb-0",
 		"PersistentVolumeClaim/db-ocgone-sb-0", "NetworkPolicy/ocgone-sb", "Certificate/ocgone-client",
 		"Certificate/ocgone-ca", "Issuer/ocgone-ca", "Issuer/ocgone-selfsigned", "Pod/ocgone-nb-0",
+		"Secret/ocgone-ca", "Secret/ocgone-nb-server", "Secret/ocgone-sb-server", "Secret/ocgone-client",
 	} {
 		if !before[want] {
 			t.Errorf("the settled central has no %s (it has %v)", want, keys(before))
 		}
 	}
+	checkSecretsTiedAndSettled(t, c)
+	c = checkRetiredSecretsGo(t, c)
 
+	// The identity and the members' addresses on the named issuer, which
+	// the members may take a moment to load.
 	tls := clientTLS(t, c.Status.ClientSecretName)
 	var members []string
 	for _, db := range []struct{ short, port string }{{"nb", "6641"}, {"sb", "6642"}} {
@@ -264,30 +272,31 @@ func TestIntegrationCentralDeletion(t *testing.T) {
 		members = append(members, "ssl:"+p.Status.PodIP+":"+db.port)
 	}
 	for _, a := range members {
-		if _, err := ovs(t, "ovsdb-client", append(append([]string{}, tls...), "--timeout=20", "list-dbs", a)...); err != nil {
-			t.Fatalf("member %s does not answer before the deletion: %v", a, err)
-		}
+		ovntest.Eventually(t, 2*time.Minute, "member "+a+" answers before the deletion", func() error {
+			_, err := ovntest.OVS(t, "ovsdb-client", append(append([]string{}, tls...), "--timeout=20", "list-dbs", a)...)
+			return err
+		})
 	}
 
 	if err := e.Management.Client.Delete(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "the central is gone", func() error {
+	ovntest.Eventually(t, time.Minute, "the central is gone", func() error {
 		err := e.Management.Client.Get(ctx, client.ObjectKeyFromObject(c), &ovnv1alpha1.OVNCentral{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
 		return errorf("central still there: %v", err)
 	})
-	eventually(t, 3*time.Minute, "every child of the central is gone", func() error {
+	ovntest.Eventually(t, 3*time.Minute, "every child of the central is gone", func() error {
 		if left := leftovers(t, c.Name); len(left) > 0 {
 			return errorf("left behind: %v", keys(left))
 		}
 		return nil
 	})
 	for _, a := range members {
-		eventually(t, time.Minute, "member "+a+" stops answering", func() error {
-			if _, err := ovs(t, "ovsdb-client", append(append([]string{}, tls...), "--timeout=5", "list-dbs", a)...); err == nil {
+		ovntest.Eventually(t, time.Minute, "member "+a+" stops answering", func() error {
+			if _, err := ovntest.OVS(t, "ovsdb-client", append(append([]string{}, tls...), "--timeout=5", "list-dbs", a)...); err == nil {
 				return errorf("%s still answers", a)
 			}
 			return nil
@@ -296,7 +305,7 @@ func TestIntegrationCentralDeletion(t *testing.T) {
 }
 
 // leftovers lists what in the workload namespace is named after the
-// central, by kind/name, certificate Secrets excepted.
+// central, by kind/name.
 func leftovers(t *testing.T, central string) map[string]bool {
 	t.Helper()
 	ctx := context.Background()
@@ -305,7 +314,7 @@ func leftovers(t *testing.T, central string) map[string]bool {
 		"ConfigMap": &corev1.ConfigMapList{}, "PersistentVolumeClaim": &corev1.PersistentVolumeClaimList{},
 		"Pod": &corev1.PodList{}, "CronJob": &batchv1.CronJobList{}, "Job": &batchv1.JobList{},
 		"PodDisruptionBudget": &policyv1.PodDisruptionBudgetList{}, "NetworkPolicy": &networkingv1.NetworkPolicyList{},
-		"Certificate": &cmv1.CertificateList{}, "Issuer": &cmv1.IssuerList{},
+		"Certificate": &cmv1.CertificateList{}, "Issuer": &cmv1.IssuerList{}, "Secret": &corev1.SecretList{},
 	}
 	out := map[string]bool{}
 	for kind, list := range lists {

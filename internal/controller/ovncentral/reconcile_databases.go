@@ -2,16 +2,15 @@ package ovncentral
 
 import (
 	"context"
-	"errors"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
-	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/scriptfiles"
+	"github.com/anvil/anvil/internal/controller/workload"
 )
 
 // reconcileScripts writes the scripts the pods run and remembers their
@@ -19,7 +18,7 @@ import (
 func (r *Reconciler) reconcileScripts(ctx context.Context, p *pass) (flow.Outcome, error) {
 	cm := BuildScripts(p.central)
 	if err := p.children.Apply(ctx, p.central, cm); err != nil {
-		return flow.Continue, workloadError(ovnv1alpha1.NorthboundReadyCondition, ovnv1alpha1.StatefulSetErrorReason, err)
+		return flow.Continue, workload.WriteError(ovnv1alpha1.NorthboundReadyCondition, ovnv1alpha1.StatefulSetErrorReason, err)
 	}
 	p.scriptsHash = scriptfiles.Hash(cm.Data)
 	return flow.Continue, nil
@@ -55,7 +54,7 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, p *pass, d Database)
 	objs = append(objs, BuildDatabasePDB(c, d), sts)
 	for _, obj := range objs {
 		if err := p.children.Apply(ctx, c, obj); err != nil {
-			return flow.Continue, workloadError(d.Condition(), ovnv1alpha1.StatefulSetErrorReason, err)
+			return flow.Continue, workload.WriteError(d.Condition(), ovnv1alpha1.StatefulSetErrorReason, err)
 		}
 	}
 	d.Status(c).ReadyReplicas = sts.Status.ReadyReplicas
@@ -65,15 +64,4 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, p *pass, d Database)
 	conditionsOf(c).Set(d.Condition(), metav1.ConditionTrue, ovnv1alpha1.StatefulSetReadyReason,
 		"all "+strconv.Itoa(int(sts.Status.ReadyReplicas))+" "+d.Short+" Raft members are ready")
 	return flow.Continue, nil
-}
-
-// workloadError classifies a failure to write a child: a same-named object
-// Anvil does not own is invalid input, anything else is retried, both
-// reported under reason.
-func workloadError(condition, reason string, err error) error {
-	var notOwned *childwriter.NotOwnedError
-	if errors.As(err, &notOwned) {
-		return flow.Invalid(condition, reason, err)
-	}
-	return flow.Fail(condition, reason, err)
 }

@@ -35,17 +35,21 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, p *pass) (flow.Outcome, e
 		if err := p.children.Apply(ctx, c, cert); err != nil {
 			return flow.Continue, certificateError(p, err)
 		}
-		msg, err := r.certificateState(ctx, p, cert)
-		if err != nil {
+		// A Secret is tied to its Certificate as soon as it exists, even
+		// while a reissue fails: it must not outlive the Certificate.
+		msg, secret, stateErr := r.certificateState(ctx, p, cert)
+		if err := tieSecret(ctx, p.children, cert, secret); err != nil {
 			return flow.Continue, err
+		}
+		if stateErr != nil {
+			return flow.Continue, stateErr
 		}
 		if msg != "" {
 			waiting = append(waiting, msg)
 		}
 	}
 	if c.Spec.Relay == nil {
-		stale := &cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: RelayName(c)}}
-		if _, err := p.children.Delete(ctx, c, stale); err != nil {
+		if err := r.retireCertificate(ctx, p, RelayName(c)); err != nil {
 			return flow.Continue, fmt.Errorf("removing the relay's certificate: %w", err)
 		}
 	}
@@ -67,7 +71,13 @@ func (r *Reconciler) applyTrustRoot(ctx context.Context, p *pass) ([]*cmv1.Certi
 	selfSigned, ca, caIssuer := BuildOwnCA(c)
 	if ca == nil {
 		for _, obj := range ownCAObjects(c) {
-			if _, err := p.children.Delete(ctx, c, obj); err != nil && !apimeta.IsNoMatchError(err) {
+			var err error
+			if _, isCert := obj.(*cmv1.Certificate); isCert {
+				err = r.retireCertificate(ctx, p, obj.GetName())
+			} else {
+				_, err = p.children.Delete(ctx, c, obj)
+			}
+			if err != nil && !apimeta.IsNoMatchError(err) {
 				return nil, fmt.Errorf("removing the central's own CA: %w", err)
 			}
 		}
@@ -90,20 +100,25 @@ func issuedMessage(c *ovnv1alpha1.OVNCentral) string {
 }
 
 // certificateState reads a Certificate's Secret and returns why it cannot
-// be used yet, or "" when it can. A failed issuance is reported as an
-// error of its own, and retried at the polling interval, because
-// cert-manager retries it too.
-func (r *Reconciler) certificateState(ctx context.Context, p *pass, cert *cmv1.Certificate) (string, error) {
+// be used yet, or "" when it can, and the Secret, nil while there is none
+// or it could not be read. A failed issuance is reported as an error of
+// its own, and retried at the polling interval, because cert-manager
+// retries it too.
+func (r *Reconciler) certificateState(ctx context.Context, p *pass, cert *cmv1.Certificate) (string, *corev1.Secret, error) {
 	secret := &corev1.Secret{}
 	err := p.live.Get(ctx, client.ObjectKey{Namespace: cert.Namespace, Name: cert.Spec.SecretName}, secret)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("reading Secret %s: %w", cert.Spec.SecretName, err)
+		return "", nil, fmt.Errorf("reading Secret %s: %w", cert.Spec.SecretName, err)
 	}
-	state, msg := DecideCertificate(cert, err == nil, missingKey(secret))
+	found := err == nil
+	state, msg := DecideCertificate(cert, found, missingKey(secret))
+	if !found {
+		secret = nil
+	}
 	if state == CertificateFailed {
-		return "", flow.Wait(ovnv1alpha1.TLSReadyCondition, ovnv1alpha1.CertificateErrorReason, RequeueSecretPolling, "%s", msg)
+		return "", secret, flow.Wait(ovnv1alpha1.TLSReadyCondition, ovnv1alpha1.CertificateErrorReason, RequeueSecretPolling, "%s", msg)
 	}
-	return msg, nil
+	return msg, secret, nil
 }
 
 // certificateError classifies a failure to write a Certificate: a cluster

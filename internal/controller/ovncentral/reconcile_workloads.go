@@ -14,6 +14,7 @@ import (
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/workload"
 )
 
 // reconcileNorthd runs northd and stamps the installed image once it runs
@@ -23,7 +24,7 @@ func (r *Reconciler) reconcileNorthd(ctx context.Context, p *pass) (flow.Outcome
 	c := p.central
 	d := BuildNorthd(c, p.scriptsHash)
 	if err := p.children.Apply(ctx, c, d); err != nil {
-		return flow.Continue, workloadError(ovnv1alpha1.NorthdReadyCondition, ovnv1alpha1.DeploymentErrorReason, err)
+		return flow.Continue, workload.WriteError(ovnv1alpha1.NorthdReadyCondition, ovnv1alpha1.DeploymentErrorReason, err)
 	}
 	if done, why := DeploymentRolledOut(d); !done {
 		conditionsOf(c).Set(ovnv1alpha1.NorthdReadyCondition, metav1.ConditionFalse, ovnv1alpha1.DeploymentProgressingReason, why)
@@ -47,7 +48,7 @@ func (r *Reconciler) reconcileRelay(ctx context.Context, p *pass) (flow.Outcome,
 	d := BuildRelay(c, p.scriptsHash)
 	for _, obj := range []client.Object{svc, d} {
 		if err := p.children.Apply(ctx, c, obj); err != nil {
-			return flow.Continue, workloadError(ovnv1alpha1.RelayReadyCondition, ovnv1alpha1.DeploymentErrorReason, err)
+			return flow.Continue, workload.WriteError(ovnv1alpha1.RelayReadyCondition, ovnv1alpha1.DeploymentErrorReason, err)
 		}
 	}
 	if svc.Spec.ClusterIP == "" {
@@ -121,14 +122,14 @@ func (r *Reconciler) reconcileBackup(ctx context.Context, p *pass) (flow.Outcome
 			return flow.Continue, flow.Invalid(ovnv1alpha1.BackupReadyCondition, ovnv1alpha1.BackupPVCInvalidReason,
 				fmt.Errorf("the backup claim %s cannot take spec.backup.storage: %w", pvc.Name, err))
 		}
-		return flow.Continue, workloadError(ovnv1alpha1.BackupReadyCondition, ovnv1alpha1.BackupPVCInvalidReason, err)
+		return flow.Continue, workload.WriteError(ovnv1alpha1.BackupReadyCondition, ovnv1alpha1.BackupPVCInvalidReason, err)
 	}
 	if pvc.Status.Phase == corev1.ClaimLost {
 		return flow.Continue, flow.Invalid(ovnv1alpha1.BackupReadyCondition, ovnv1alpha1.BackupPVCInvalidReason,
 			fmt.Errorf("the backup claim %s lost its volume", pvc.Name))
 	}
 	if err := p.children.Apply(ctx, c, BuildBackupCronJob(c, p.scriptsHash)); err != nil {
-		return flow.Continue, workloadError(ovnv1alpha1.BackupReadyCondition, ovnv1alpha1.BackupErrorReason, err)
+		return flow.Continue, workload.WriteError(ovnv1alpha1.BackupReadyCondition, ovnv1alpha1.BackupErrorReason, err)
 	}
 	jobs := &batchv1.JobList{}
 	if err := p.children.Reader.List(ctx, jobs, client.InNamespace(c.Namespace), client.MatchingLabels(labels(c, backupComponent))); err != nil {

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +24,7 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/dev/ovntest"
 	"github.com/anvil/anvil/internal/dev/podrunner"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/operator"
@@ -32,7 +33,9 @@ import (
 // This is the central's own suite: the management cluster with the real
 // kube-controller-manager and scheduler, cert-manager, the operator wired
 // as production wires it, and a pod runner that runs Debian's ovsdb-server
-// and ovn-northd for the central's pods.
+// and ovn-northd for the central's pods. A compute cluster, compute-a,
+// runs its own controller manager and cert-manager but no node: a central
+// placed there gets its certificates and children, and its pods never run.
 
 var (
 	env  *testenv.Environment
@@ -50,21 +53,31 @@ var mgmtNodes = []string{"ovncentral-mgmt-1", "ovncentral-mgmt-2", "ovncentral-m
 // The central names start with "oc" for the same reason: a member's
 // loopback address is derived from its namespace and pod name.
 
+// computeName is the suite's compute cluster.
+const computeName = "compute-a"
+
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Run(m, testenv.Options{}, &env))
+	os.Exit(testenv.Run(m, testenv.Options{ComputeClusters: 1}, &env))
 }
 
 // startStack starts, once per package, what makes pods run on the
 // management cluster (the controller manager, the scheduler, the volume
 // provisioner and a pod runner with the OVN mappings that forwards node
-// ports), cert-manager, and the operator.
+// ports), cert-manager, and the operator; on the compute cluster, the
+// controller manager, whose garbage collector removes what a deleted
+// owner leaves, and cert-manager's kinds, so that the operator watches
+// Certificates there from the start.
 func startStack(t *testing.T) *testenv.Environment {
 	t.Helper()
 	e := testenv.Require(t, env)
 	once.Do(func() {
 		ctx := context.Background()
-		if err := e.Management.StartWorkloads(ctx); err != nil {
-			t.Fatal(err)
+		compute := e.ComputeCluster(computeName)
+		testenv.StartCertManager(t, compute)
+		for _, c := range []*testenv.Cluster{e.Management, compute} {
+			if err := c.StartWorkloads(ctx); err != nil {
+				t.Fatal(err)
+			}
 		}
 		dir, err := env.TempDir("anvil-ovncentral-suite-")
 		if err != nil {
@@ -92,12 +105,18 @@ func startStack(t *testing.T) *testenv.Environment {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := operator.Setup(ctx, mgr, &operator.Options{
+		registry, err := operator.Setup(ctx, mgr, &operator.Options{
 			ClustersNamespace: e.ClustersNamespace, EnableWebhooks: true, ClusterProbeInterval: time.Second,
-		}); err != nil {
+			// testenv registers its compute cluster without a namespaces key.
+			AllowClusterWideRegistrations: true,
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := testenv.StartManager(mgr, nil); err != nil {
+		if err := testenv.StartManager(mgr, func() bool {
+			_, err := registry.Resolve(computeName)
+			return err == nil
+		}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -123,6 +142,13 @@ func tail(s string, n int) string {
 // members per database, one northd, suspended backups and a CA of its own.
 func newCentral(t *testing.T, name string, replicas, nbBase, sbBase int32) *ovnv1alpha1.OVNCentral {
 	t.Helper()
+	return newCentralWith(t, name, replicas, nbBase, sbBase, nil)
+}
+
+// newCentralWith is newCentral with a change made before the central is
+// created, such as a targetClusterRef, which cannot be added later.
+func newCentralWith(t *testing.T, name string, replicas, nbBase, sbBase int32, change func(*ovnv1alpha1.OVNCentral)) *ovnv1alpha1.OVNCentral {
+	t.Helper()
 	c := &ovnv1alpha1.OVNCentral{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testenv.WorkloadNamespace}}
 	for _, db := range []*ovnv1alpha1.OVNDatabaseSpec{&c.Spec.Northbound, &c.Spec.Southbound} {
 		db.Replicas = ptr.To(replicas)
@@ -130,6 +156,9 @@ func newCentral(t *testing.T, name string, replicas, nbBase, sbBase int32) *ovnv
 	c.Spec.Northbound.NodePortBase, c.Spec.Southbound.NodePortBase = ptr.To(nbBase), ptr.To(sbBase)
 	c.Spec.Northd.Replicas = ptr.To[int32](1)
 	c.Spec.Backup = &ovnv1alpha1.OVNBackupSpec{Suspend: true}
+	if change != nil {
+		change(c)
+	}
 	if err := env.Management.Client.Create(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
@@ -163,49 +192,11 @@ func waitReady(t *testing.T, name string, timeout time.Duration) *ovnv1alpha1.OV
 	return c
 }
 
-// clientTLS writes the central's client identity to files and returns the
-// OVS command-line options that present it.
+// clientTLS returns the OVS options that present the identity in the
+// Secret secretName of the workload namespace on the management cluster.
 func clientTLS(t *testing.T, secretName string) []string {
 	t.Helper()
-	s := &corev1.Secret{}
-	if err := env.Management.Client.Get(context.Background(), workloadKey(secretName), s); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, k := range []string{"tls.key", "tls.crt", "ca.crt"} {
-		if err := os.WriteFile(filepath.Join(dir, k), s.Data[k], 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return []string{"--private-key=" + filepath.Join(dir, "tls.key"), "--certificate=" + filepath.Join(dir, "tls.crt"),
-		"--ca-cert=" + filepath.Join(dir, "ca.crt")}
-}
-
-// ovs runs an OVS or OVN client program and returns its output.
-func ovs(t *testing.T, program string, args ...string) (string, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, program, args...).CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w: %s", program, strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
-}
-
-// eventually retries f for up to timeout and fails the test with its last
-// error.
-func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
-	t.Helper()
-	var last error
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if last = f(); last == nil {
-			return
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("%s: %v", what, last)
+	return ovntest.ClientTLS(t, env.Management.Client, workloadKey(secretName))
 }
 
 // errorf is fmt.Errorf, named for the checks' brevity.
@@ -226,7 +217,7 @@ type memberState struct {
 func stateOf(t *testing.T, tls []string, address, db string) (memberState, error) {
 	t.Helper()
 	q := fmt.Sprintf(`["_Server",{"op":"select","table":"Database","where":[["name","==",%q]],"columns":["leader","connected","cid","sid"]}]`, db)
-	out, err := ovs(t, "ovsdb-client", append(append([]string{}, tls...), "--no-leader-only", "--timeout=20", "transact", address, q)...)
+	out, err := ovntest.OVS(t, "ovsdb-client", append(append([]string{}, tls...), "--no-leader-only", "--timeout=20", "transact", address, q)...)
 	if err != nil {
 		return memberState{}, err
 	}
@@ -308,9 +299,12 @@ func podAddresses(pods []*corev1.Pod, port int) []string {
 }
 
 // recordStates watches the central from the version c carries and returns
-// a function that ends the watch and returns every state written since,
-// in order.
-func recordStates(t *testing.T, c *ovnv1alpha1.OVNCentral) func() []*ovnv1alpha1.OVNCentral {
+// a function that waits until the watch has delivered the state last, the
+// one the test read most recently, ends the watch and returns every state
+// written since c, in order. A read may return a state a moment before
+// the watch delivers it; without the wait, the record could end short of
+// the state the test already saw.
+func recordStates(t *testing.T, c *ovnv1alpha1.OVNCentral) func(last *ovnv1alpha1.OVNCentral) []*ovnv1alpha1.OVNCentral {
 	t.Helper()
 	wc, err := client.NewWithWatch(env.Management.Config, client.Options{Scheme: env.Scheme})
 	if err != nil {
@@ -322,25 +316,42 @@ func recordStates(t *testing.T, c *ovnv1alpha1.OVNCentral) func() []*ovnv1alpha1
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	seen := make(chan []*ovnv1alpha1.OVNCentral, 1)
+	from := c.ResourceVersion
+	var (
+		mu   sync.Mutex
+		all  []*ovnv1alpha1.OVNCentral
+		done = make(chan struct{})
+	)
 	go func() {
-		var all []*ovnv1alpha1.OVNCentral
+		defer close(done)
 		for ev := range w.ResultChan() {
 			if got, ok := ev.Object.(*ovnv1alpha1.OVNCentral); ok && ev.Type == watch.Modified {
+				mu.Lock()
 				all = append(all, got)
+				mu.Unlock()
 			}
 		}
-		seen <- all
 	}()
-	return func() []*ovnv1alpha1.OVNCentral {
+	recorded := func() []*ovnv1alpha1.OVNCentral {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(all)
+	}
+	return func(last *ovnv1alpha1.OVNCentral) []*ovnv1alpha1.OVNCentral {
 		t.Helper()
+		ovntest.Eventually(t, 30*time.Second, "the watch delivers the state the test read", func() error {
+			if last.ResourceVersion == from ||
+				slices.ContainsFunc(recorded(), func(s *ovnv1alpha1.OVNCentral) bool { return s.ResourceVersion == last.ResourceVersion }) {
+				return nil
+			}
+			return errorf("no state of resourceVersion %s yet", last.ResourceVersion)
+		})
 		w.Stop()
 		select {
-		case all := <-seen:
-			return all
+		case <-done:
 		case <-time.After(30 * time.Second):
 			t.Fatal("the watch did not end")
-			return nil
 		}
+		return recorded()
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/workload"
 )
 
 // Components of the central besides the databases.
@@ -36,7 +37,7 @@ func BuildNorthd(c *ovnv1alpha1.OVNCentral, hash string) *appsv1.Deployment {
 		},
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "tls", MountPath: tlsMountPath, ReadOnly: true},
-			{Name: "scripts", MountPath: scriptsMountPath, ReadOnly: true},
+			workload.ScriptsMount(scriptsMountPath),
 			{Name: "run", MountPath: runMountPath},
 		},
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
@@ -124,7 +125,7 @@ func buildDeployment(c *ovnv1alpha1.OVNCentral, name, component string, replicas
 					MaxSurge:       ptr.To(intstr.FromInt32(1)),
 				},
 			},
-			Template: withPullPolicy(c, corev1.PodTemplateSpec{
+			Template: workload.WithPullPolicy(pullPolicy(c), corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: selector(c, component), Annotations: map[string]string{ScriptsHashAnnotation: hash}},
 				Spec: corev1.PodSpec{
 					Containers:      []corev1.Container{container},
@@ -132,7 +133,7 @@ func buildDeployment(c *ovnv1alpha1.OVNCentral, name, component string, replicas
 					SecurityContext: restrictedPod(),
 					Volumes: []corev1.Volume{
 						tls,
-						scriptsVolume(c),
+						workload.ScriptsVolume(ScriptsName(c)),
 						{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 					},
 				},
@@ -188,7 +189,7 @@ func BuildBackupCronJob(c *ovnv1alpha1.OVNCentral, hash string) *batchv1.CronJob
 		},
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "tls", MountPath: tlsMountPath, ReadOnly: true},
-			{Name: "scripts", MountPath: scriptsMountPath, ReadOnly: true},
+			workload.ScriptsMount(scriptsMountPath),
 			{Name: "backup", MountPath: "/backup"},
 		},
 		SecurityContext: restrictedContainer(),
@@ -207,7 +208,7 @@ func BuildBackupCronJob(c *ovnv1alpha1.OVNCentral, hash string) *batchv1.CronJob
 				Spec: batchv1.JobSpec{
 					BackoffLimit:          ptr.To[int32](0),
 					ActiveDeadlineSeconds: ptr.To[int64](1800),
-					Template: withPullPolicy(c, corev1.PodTemplateSpec{
+					Template: workload.WithPullPolicy(pullPolicy(c), corev1.PodTemplateSpec{
 						ObjectMeta: metav1.ObjectMeta{Labels: selector(c, backupComponent), Annotations: map[string]string{ScriptsHashAnnotation: hash}},
 						Spec: corev1.PodSpec{
 							RestartPolicy:   corev1.RestartPolicyNever,
@@ -215,7 +216,7 @@ func BuildBackupCronJob(c *ovnv1alpha1.OVNCentral, hash string) *batchv1.CronJob
 							SecurityContext: restrictedPod(),
 							Volumes: []corev1.Volume{
 								tlsVolume(ClientSecretName(c)),
-								scriptsVolume(c),
+								workload.ScriptsVolume(ScriptsName(c)),
 								{Name: "backup", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: BackupName(c)}}},
 							},
 						},

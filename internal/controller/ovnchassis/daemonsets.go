@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/workload"
 )
 
 // Components of the chassis.
@@ -36,7 +37,7 @@ func BuildOVSDaemonSet(c *ovnv1alpha1.OVNChassis, scriptsHash string) *appsv1.Da
 	mounts := []corev1.VolumeMount{
 		{Name: "run-openvswitch", MountPath: ovsRunPath},
 		{Name: "etc-openvswitch", MountPath: ovsDBPath},
-		{Name: "scripts", MountPath: scriptsMountPath, ReadOnly: true},
+		workload.ScriptsMount(scriptsMountPath),
 	}
 	prepare := corev1.Container{
 		Name: "host-prepare", Image: c.ResolvedImage(), Command: script("host-prepare.sh"),
@@ -68,7 +69,7 @@ func BuildOVSDaemonSet(c *ovnv1alpha1.OVNChassis, scriptsHash string) *appsv1.Da
 		hostPath("run-openvswitch", ovsRunPath, corev1.HostPathDirectoryOrCreate),
 		hostPath("run-ovn", ovnRunPath, corev1.HostPathDirectoryOrCreate),
 		hostPath("etc-openvswitch", ovsDBPath, corev1.HostPathDirectoryOrCreate),
-		scriptsVolume(c),
+		workload.ScriptsVolume(ScriptsName(c)),
 	}
 	return buildDaemonSet(c, OVSName(c), ovsComponent, scriptsHash, []corev1.Container{prepare}, []corev1.Container{db, vswitchd}, volumes)
 }
@@ -79,7 +80,7 @@ func BuildOVSDaemonSet(c *ovnv1alpha1.OVNChassis, scriptsHash string) *appsv1.Da
 func BuildControllerDaemonSet(c *ovnv1alpha1.OVNChassis, remote, scriptsHash string) *appsv1.DaemonSet {
 	mounts := []corev1.VolumeMount{
 		{Name: "run-openvswitch", MountPath: ovsRunPath},
-		{Name: "scripts", MountPath: scriptsMountPath, ReadOnly: true},
+		workload.ScriptsMount(scriptsMountPath),
 	}
 	apply := applyNodeContainer(c, remote)
 	ctl := corev1.Container{
@@ -113,7 +114,7 @@ func BuildControllerDaemonSet(c *ovnv1alpha1.OVNChassis, remote, scriptsHash str
 			LocalObjectReference: corev1.LocalObjectReference{Name: NodesName(c)},
 		}}},
 		hostPath("tls", hostTLSPath, corev1.HostPathDirectoryOrCreate),
-		scriptsVolume(c),
+		workload.ScriptsVolume(ScriptsName(c)),
 	}
 	return buildDaemonSet(c, ControllerName(c), controllerComponent, scriptsHash, []corev1.Container{apply}, []corev1.Container{ctl}, volumes)
 }
@@ -125,15 +126,15 @@ func applyNodeContainer(c *ovnv1alpha1.OVNChassis, remote string) corev1.Contain
 		Name: "apply-node", Image: c.ResolvedImage(),
 		Command: []string{"/bin/bash", scriptsMountPath + "/apply-node.sh"},
 		Env: []corev1.EnvVar{
-			fieldEnv("NODE_NAME", "spec.nodeName"),
-			fieldEnv("NODE_IP", "status.hostIP"),
+			workload.FieldEnv("NODE_NAME", "spec.nodeName"),
+			workload.FieldEnv("NODE_IP", "status.hostIP"),
 			{Name: "OVN_REMOTE", Value: remote},
 			{Name: "OVN_REMOTE_PROBE_INTERVAL_MS", Value: strconv.Itoa(int(c.Spec.ResolvedRemoteProbeIntervalMs()))},
 		},
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "run-openvswitch", MountPath: ovsRunPath},
 			{Name: "nodes", MountPath: nodesPath, ReadOnly: true},
-			{Name: "scripts", MountPath: scriptsMountPath, ReadOnly: true},
+			workload.ScriptsMount(scriptsMountPath),
 		},
 		// ovs-vsctl needs no capability: the socket is root's, like the
 		// container's user.
@@ -166,7 +167,7 @@ func buildDaemonSet(c *ovnv1alpha1.OVNChassis, name, component, scriptsHash stri
 		Spec: appsv1.DaemonSetSpec{
 			Selector:       &metav1.LabelSelector{MatchLabels: selector(c, component)},
 			UpdateStrategy: strategy,
-			Template: withPullPolicy(c, corev1.PodTemplateSpec{
+			Template: workload.WithPullPolicy(pullPolicy(c), corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: selector(c, component), Annotations: map[string]string{ScriptsHashAnnotation: scriptsHash}},
 				Spec: corev1.PodSpec{
 					// Nothing in the pods talks to an apiserver.
@@ -189,38 +190,8 @@ func hostPath(name, path string, t corev1.HostPathType) corev1.Volume {
 	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: path, Type: ptr.To(t)}}}
 }
 
-// scriptsVolume mounts the scripts ConfigMap.
-func scriptsVolume(c *ovnv1alpha1.OVNChassis) corev1.Volume {
-	return corev1.Volume{Name: "scripts", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-		LocalObjectReference: corev1.LocalObjectReference{Name: ScriptsName(c)}, DefaultMode: ptr.To[int32](0o555),
-	}}}
-}
-
-// fieldEnv is a variable from the downward API.
-func fieldEnv(name, path string) corev1.EnvVar {
-	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
-}
-
-// DaemonSetRolledOut reports whether every scheduled pod runs the current
-// template and is ready. No selected node counts as rolled out.
-func DaemonSetRolledOut(ds *appsv1.DaemonSet) (bool, string) {
-	st := ds.Status
-	if st.ObservedGeneration < ds.Generation || st.UpdatedNumberScheduled < st.DesiredNumberScheduled ||
-		st.NumberReady < st.DesiredNumberScheduled {
-		return false, strconv.Itoa(int(st.NumberReady)) + " of " + strconv.Itoa(int(st.DesiredNumberScheduled)) + " pods of " + ds.Name + " are ready"
-	}
-	return true, ""
-}
-
-// withPullPolicy sets the image's pull policy, when spec.image names one, on
-// every container of a pod template.
-func withPullPolicy(c *ovnv1alpha1.OVNChassis, t corev1.PodTemplateSpec) corev1.PodTemplateSpec {
-	policy := corev1.PullPolicy(ovnv1alpha1.ResolveImage(c.Spec.Image).PullPolicy)
-	for i := range t.Spec.InitContainers {
-		t.Spec.InitContainers[i].ImagePullPolicy = policy
-	}
-	for i := range t.Spec.Containers {
-		t.Spec.Containers[i].ImagePullPolicy = policy
-	}
-	return t
+// pullPolicy is the pull policy spec.image names, or none, for every
+// container of the chassis's pods.
+func pullPolicy(c *ovnv1alpha1.OVNChassis) corev1.PullPolicy {
+	return corev1.PullPolicy(ovnv1alpha1.ResolveImage(c.Spec.Image).PullPolicy)
 }

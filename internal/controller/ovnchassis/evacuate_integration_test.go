@@ -10,6 +10,7 @@ import (
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/ovnchassis"
+	"github.com/anvil/anvil/internal/dev/ovntest"
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
@@ -28,7 +29,7 @@ func assertEvacuationOnManagement(t *testing.T, compute *testenv.Cluster, ch *ov
 	}
 	labelNode(t, compute, node, map[string]string{ovnchassis.GatewayNodeLabel: "true"})
 	id := waitNodeStatus(t, ch, node, "the node is a gateway", func(n ovnv1alpha1.ChassisNodeStatus) bool { return n.Gateway })
-	if _, err := ovs(t, "ovn-nbctl", append(nb, "lr-add", "evac-r", "--", "lrp-add", "evac-r", "evac-lrp", "00:00:00:00:ee:01", "10.99.0.1/24",
+	if _, err := ovntest.OVS(t, "ovn-nbctl", append(nb, "lr-add", "evac-r", "--", "lrp-add", "evac-r", "evac-lrp", "00:00:00:00:ee:01", "10.99.0.1/24",
 		"--", "lrp-set-gateway-chassis", "evac-lrp", id, "1")...); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func assertEvacuationOnManagement(t *testing.T, compute *testenv.Cluster, ch *ov
 
 	unlabelNode(t, compute, node, ovnchassis.GatewayNodeLabel)
 	waitNodeStatus(t, ch, node, "the node is evacuated", func(n ovnv1alpha1.ChassisNodeStatus) bool { return !n.Gateway && n.GatewayEvacuated })
-	out, err := ovs(t, "ovn-nbctl", append(nb, "--bare", "--columns=_uuid", "find", "Gateway_Chassis", "chassis_name="+id)...)
+	out, err := ovntest.OVS(t, "ovn-nbctl", append(nb, "--bare", "--columns=_uuid", "find", "Gateway_Chassis", "chassis_name="+id)...)
 	if err != nil || strings.TrimSpace(out) != "" {
 		t.Errorf("Gateway_Chassis rows still name the node's chassis: %q (%v)", out, err)
 	}
@@ -47,7 +48,7 @@ func assertEvacuationOnManagement(t *testing.T, compute *testenv.Cluster, ch *ov
 	if createdJob(t, compute, computeMark, job) {
 		t.Errorf("the evacuate Job %s was created on %s, with the central's client key", job, compute.Name)
 	}
-	if _, err := ovs(t, "ovn-nbctl", append(nb, "lr-del", "evac-r")...); err != nil {
+	if _, err := ovntest.OVS(t, "ovn-nbctl", append(nb, "lr-del", "evac-r")...); err != nil {
 		t.Error(err)
 	}
 }
@@ -57,7 +58,7 @@ func assertEvacuationOnManagement(t *testing.T, compute *testenv.Cluster, ch *ov
 func waitNodeStatus(t *testing.T, ch *ovnv1alpha1.OVNChassis, node, what string, ok func(ovnv1alpha1.ChassisNodeStatus) bool) string {
 	t.Helper()
 	var id string
-	eventually(t, 2*time.Minute, what, func() error {
+	ovntest.Eventually(t, 2*time.Minute, what, func() error {
 		cur := &ovnv1alpha1.OVNChassis{}
 		if err := env.Management.Client.Get(context.Background(), client.ObjectKeyFromObject(ch), cur); err != nil {
 			return err

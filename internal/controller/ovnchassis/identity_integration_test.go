@@ -19,6 +19,7 @@ import (
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/ovnchassis"
+	"github.com/anvil/anvil/internal/dev/ovntest"
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
@@ -59,7 +60,7 @@ func assertNodeIdentity(t *testing.T, compute *testenv.Cluster, ch *ovnv1alpha1.
 		t.Errorf("the copy on %s holds %d keys and another certificate", compute.Name, len(delivered))
 	}
 	assertInstalled(t, compute.Name, node, issued.Data)
-	out, err := ovs(t, "ovn-sbctl", append(sb, "--bare", "--columns=name", "find", "Chassis", "hostname="+node)...)
+	out, err := ovntest.OVS(t, "ovn-sbctl", append(sb, "--bare", "--columns=name", "find", "Chassis", "hostname="+node)...)
 	if err != nil || strings.TrimSpace(out) != rec.SystemID {
 		t.Errorf("the Southbound's chassis of %s is %q (%v), want %s", node, out, err, rec.SystemID)
 	}
@@ -97,7 +98,7 @@ func assertIdentityGone(t *testing.T, compute *testenv.Cluster, ch *ovnv1alpha1.
 		{env.Management, &corev1.Secret{}},
 		{compute, &corev1.Secret{}},
 	} {
-		eventually(t, time.Minute, at.c.Name+" loses identity "+name, func() error {
+		ovntest.Eventually(t, time.Minute, at.c.Name+" loses identity "+name, func() error {
 			err := at.c.Client.Get(context.Background(), client.ObjectKey{Namespace: ch.Namespace, Name: name}, at.obj)
 			if apierrors.IsNotFound(err) {
 				return nil

@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/workload"
 )
 
 // BuildMaintenanceJob returns the Job of one node action. The apply and
@@ -22,7 +23,7 @@ func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralA
 		SecretName: c.Status.ClientSecretName, DefaultMode: ptr.To[int32](0o440),
 	}}}
 	tlsMount := corev1.VolumeMount{Name: "tls", MountPath: tlsPath, ReadOnly: true}
-	scriptsMount := corev1.VolumeMount{Name: "scripts", MountPath: scriptsMountPath, ReadOnly: true}
+	scriptsMount := workload.ScriptsMount(scriptsMountPath)
 	switch a.Kind {
 	case ApplyJob:
 		spec.NodeName = a.Entry.Name
@@ -33,7 +34,7 @@ func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralA
 			{Name: "nodes", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: NodesName(c)},
 			}}},
-			scriptsVolume(c),
+			workload.ScriptsVolume(ScriptsName(c)),
 		}
 	case IdentityJob:
 		spec.NodeName = a.Entry.Name
@@ -43,7 +44,7 @@ func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralA
 				SecretName: IdentityName(c, a.Entry.Name), DefaultMode: ptr.To[int32](0o400),
 			}}},
 			hostPath("chassis-tls", hostTLSPath, corev1.HostPathDirectoryOrCreate),
-			scriptsVolume(c),
+			workload.ScriptsVolume(ScriptsName(c)),
 		}
 	case EvacuateJob:
 		// On the management cluster, beside the central whose client
@@ -59,7 +60,7 @@ func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralA
 			VolumeMounts:    []corev1.VolumeMount{tlsMount, scriptsMount},
 			SecurityContext: withCapabilities(),
 		}}
-		spec.Volumes = []corev1.Volume{central, scriptsVolume(c)}
+		spec.Volumes = []corev1.Volume{central, workload.ScriptsVolume(ScriptsName(c))}
 	case ChassisDelJob:
 		// The departed node's own identity: the Southbound lets it delete
 		// that node's rows and no other.
@@ -71,7 +72,7 @@ func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralA
 			VolumeMounts:    []corev1.VolumeMount{tlsMount, scriptsMount},
 			SecurityContext: withCapabilities(),
 		}}
-		spec.Volumes = []corev1.Volume{identity, scriptsVolume(c)}
+		spec.Volumes = []corev1.Volume{identity, workload.ScriptsVolume(ScriptsName(c))}
 	}
 	// An identity Job is made for one issued certificate, any other Job
 	// for one rendered entry.
@@ -89,7 +90,7 @@ func BuildMaintenanceJob(c *ovnv1alpha1.OVNChassis, a NodeAction, addrs CentralA
 			BackoffLimit:            ptr.To[int32](0),
 			ActiveDeadlineSeconds:   ptr.To[int64](300),
 			TTLSecondsAfterFinished: ptr.To[int32](86400),
-			Template:                withPullPolicy(c, corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: selector(c, a.Kind)}, Spec: spec}),
+			Template:                workload.WithPullPolicy(pullPolicy(c), corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: selector(c, a.Kind)}, Spec: spec}),
 		},
 	}
 }
@@ -115,7 +116,7 @@ func identityContainer(c *ovnv1alpha1.OVNChassis) corev1.Container {
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "identity", MountPath: identityMountPath, ReadOnly: true},
 			{Name: "chassis-tls", MountPath: tlsPath},
-			{Name: "scripts", MountPath: scriptsMountPath, ReadOnly: true},
+			workload.ScriptsMount(scriptsMountPath),
 		},
 		SecurityContext: withCapabilities(),
 	}

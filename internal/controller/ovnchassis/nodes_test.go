@@ -7,9 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 )
@@ -223,20 +221,5 @@ func TestJobNameFits(t *testing.T) {
 	c.Name = strings.Repeat("c", ovnv1alpha1.MaxOVNChassisNameLength)
 	if n := len(JobName(c, ChassisDelJob, strings.Repeat("n", 253))); n > 63 {
 		t.Errorf("Job name has %d characters", n)
-	}
-}
-
-func TestDaemonSetRolledOut(t *testing.T) {
-	ds := func(desired, ready, updated int32) *appsv1.DaemonSet {
-		return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "x", Generation: 1}, Status: appsv1.DaemonSetStatus{
-			ObservedGeneration: 1, DesiredNumberScheduled: desired, NumberReady: ready, UpdatedNumberScheduled: updated}}
-	}
-	for _, tt := range []struct {
-		ds   *appsv1.DaemonSet
-		want bool
-	}{{ds(0, 0, 0), true}, {ds(3, 3, 3), true}, {ds(3, 2, 3), false}, {ds(3, 3, 1), false}} {
-		if got, _ := DaemonSetRolledOut(tt.ds); got != tt.want {
-			t.Errorf("%+v: got %v", tt.ds.Status, got)
-		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/ovnchassis"
+	"github.com/anvil/anvil/internal/dev/ovntest"
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
@@ -49,7 +50,7 @@ func TestIntegrationCentralRunsRaftClusters(t *testing.T) {
 
 	tls := clientTLS(t, c.Status.ClientSecretName)
 	for _, db := range []struct{ schema, addresses string }{{"OVN_Northbound", wantNB}, {"OVN_Southbound", wantSB}} {
-		eventually(t, time.Minute, db.schema+" has one leader among three connected members", func() error {
+		ovntest.Eventually(t, time.Minute, db.schema+" has one leader among three connected members", func() error {
 			leaders := 0
 			for _, a := range strings.Split(db.addresses, ",") {
 				leader, err := leaderOf(t, tls, a, db.schema)
@@ -68,12 +69,12 @@ func TestIntegrationCentralRunsRaftClusters(t *testing.T) {
 	}
 
 	nb := append([]string{"--db=" + wantNB, "--timeout=30"}, tls...)
-	if _, err := ovs(t, "ovn-nbctl", append(nb, "ls-add", "sw-suite")...); err != nil {
+	if _, err := ovntest.OVS(t, "ovn-nbctl", append(nb, "ls-add", "sw-suite")...); err != nil {
 		t.Fatal(err)
 	}
 	sb := append([]string{"--db=" + wantSB, "--timeout=30", "--no-leader-only"}, tls...)
-	eventually(t, time.Minute, "northd translates the switch into the southbound", func() error {
-		out, err := ovs(t, "ovn-sbctl", append(sb, "--bare", "--columns=external_ids", "list", "Datapath_Binding")...)
+	ovntest.Eventually(t, time.Minute, "northd translates the switch into the southbound", func() error {
+		out, err := ovntest.OVS(t, "ovn-sbctl", append(sb, "--bare", "--columns=external_ids", "list", "Datapath_Binding")...)
 		if err != nil {
 			return err
 		}
@@ -129,8 +130,8 @@ func TestIntegrationChassisOnAComputeCluster(t *testing.T) {
 
 	tls := clientTLS(t, central.Status.ClientSecretName)
 	sb := append([]string{"--db=" + central.Status.Southbound.DBAddress, "--timeout=30"}, tls...)
-	eventually(t, time.Minute, "ovn-sbctl show lists the node's chassis under its name", func() error {
-		out, err := ovs(t, "ovn-sbctl", append(sb, "show")...)
+	ovntest.Eventually(t, time.Minute, "ovn-sbctl show lists the node's chassis under its name", func() error {
+		out, err := ovntest.OVS(t, "ovn-sbctl", append(sb, "show")...)
 		if err != nil {
 			return err
 		}
@@ -165,7 +166,7 @@ func TestIntegrationChassisOnAComputeCluster(t *testing.T) {
 	// Draining the node: without its label, its chassis leaves the
 	// Southbound through the chassis-del Job, and its entry goes.
 	unlabelNode(t, compute, hvNode, ovnchassis.ChassisNodeLabel)
-	eventually(t, 2*time.Minute, "the drained node's entry goes", func() error {
+	ovntest.Eventually(t, 2*time.Minute, "the drained node's entry goes", func() error {
 		cur := &ovnv1alpha1.OVNChassis{}
 		if err := e.Management.Client.Get(ctx, client.ObjectKeyFromObject(got), cur); err != nil {
 			return err
@@ -175,7 +176,7 @@ func TestIntegrationChassisOnAComputeCluster(t *testing.T) {
 		}
 		return nil
 	})
-	out, err := ovs(t, "ovn-sbctl", append(sb, "--bare", "--columns=hostname", "list", "Chassis")...)
+	out, err := ovntest.OVS(t, "ovn-sbctl", append(sb, "--bare", "--columns=hostname", "list", "Chassis")...)
 	if err != nil || strings.Contains(out, hvNode) {
 		t.Errorf("the drained node's chassis is still in the southbound: %q (%v)", out, err)
 	}
@@ -190,7 +191,7 @@ func TestIntegrationChassisOnAComputeCluster(t *testing.T) {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: copyName}},
 	} {
 		obj.SetNamespace(testenv.WorkloadNamespace)
-		eventually(t, time.Minute, "compute-a loses "+obj.GetName(), func() error {
+		ovntest.Eventually(t, time.Minute, "compute-a loses "+obj.GetName(), func() error {
 			err := compute.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 			if apierrors.IsNotFound(err) {
 				return nil
@@ -244,7 +245,7 @@ func assertNoKeyLeak(t *testing.T, keys ...[]byte) {
 // notCert, until the source's certificate is no longer notCert as well.
 func assertCopyEqualsSource(t *testing.T, compute *testenv.Cluster, copyName, source string, notCert []byte) {
 	t.Helper()
-	eventually(t, 2*time.Minute, "the copy equals the central's client Secret", func() error {
+	ovntest.Eventually(t, 2*time.Minute, "the copy equals the central's client Secret", func() error {
 		src := secretData(t, env.Management, source)
 		if notCert != nil && string(src["tls.crt"]) == string(notCert) {
 			return errorf("the source still carries the old certificate")

@@ -16,6 +16,7 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/ovnchassis"
+	"github.com/anvil/anvil/internal/dev/ovntest"
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
@@ -61,9 +62,9 @@ func TestIntegrationChassisKeyWritesOnlyItsOwnRows(t *testing.T) {
 	}
 	key := identityTLS(t, ch, nodes[0])
 	as := func(tls []string, args ...string) (string, error) {
-		return ovs(t, "ovn-sbctl", append(append([]string{sb, "--timeout=20"}, tls...), args...)...)
+		return ovntest.OVS(t, "ovn-sbctl", append(append([]string{sb, "--timeout=20"}, tls...), args...)...)
 	}
-	eventually(t, time.Minute, "both chassis are in the Southbound", func() error {
+	ovntest.Eventually(t, time.Minute, "both chassis are in the Southbound", func() error {
 		out, err := as(key, "--bare", "--columns=name", "list", "Chassis")
 		if err != nil || !strings.Contains(out, own) || !strings.Contains(out, other) {
 			return errorf("chassis %q (%v)", out, err)

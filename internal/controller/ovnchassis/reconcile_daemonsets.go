@@ -2,14 +2,13 @@ package ovnchassis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
-	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/workload"
 )
 
 // reconcileOVS runs Open vSwitch. A rollout in progress is reported and
@@ -18,9 +17,9 @@ func (r *Reconciler) reconcileOVS(ctx context.Context, p *pass) (flow.Outcome, e
 	c := p.chassis
 	ds := BuildOVSDaemonSet(c, p.scriptsHash)
 	if err := p.children.Apply(ctx, c, ds); err != nil {
-		return flow.Continue, workloadError(ovnv1alpha1.OVSReadyCondition, ovnv1alpha1.DaemonSetErrorReason, err)
+		return flow.Continue, workload.WriteError(ovnv1alpha1.OVSReadyCondition, ovnv1alpha1.DaemonSetErrorReason, err)
 	}
-	if done, why := DaemonSetRolledOut(ds); !done {
+	if done, why := workload.DaemonSetRolledOut(ds); !done {
 		conditionsOf(c).Set(ovnv1alpha1.OVSReadyCondition, metav1.ConditionFalse, ovnv1alpha1.DaemonSetProgressingReason, why)
 		return flow.Requeue(daemonSetPoll), nil
 	}
@@ -42,10 +41,10 @@ func (r *Reconciler) reconcileController(ctx context.Context, p *pass) (flow.Out
 	}
 	ds := BuildControllerDaemonSet(c, p.addrs.Remote, p.scriptsHash)
 	if err := p.children.Apply(ctx, c, ds); err != nil {
-		return flow.Continue, workloadError(ovnv1alpha1.ControllerReadyCondition, ovnv1alpha1.DaemonSetErrorReason, err)
+		return flow.Continue, workload.WriteError(ovnv1alpha1.ControllerReadyCondition, ovnv1alpha1.DaemonSetErrorReason, err)
 	}
 	c.Status.DesiredNumberScheduled, c.Status.NumberReady = ds.Status.DesiredNumberScheduled, ds.Status.NumberReady
-	if done, why := DaemonSetRolledOut(ds); !done {
+	if done, why := workload.DaemonSetRolledOut(ds); !done {
 		conditionsOf(c).Set(ovnv1alpha1.ControllerReadyCondition, metav1.ConditionFalse, ovnv1alpha1.DaemonSetProgressingReason, why)
 		return flow.Requeue(daemonSetPoll), nil
 	}
@@ -53,15 +52,4 @@ func (r *Reconciler) reconcileController(ctx context.Context, p *pass) (flow.Out
 	conditionsOf(c).Set(ovnv1alpha1.ControllerReadyCondition, metav1.ConditionTrue, ovnv1alpha1.DaemonSetReadyReason,
 		fmt.Sprintf("ovn-controller runs on all %d selected nodes, connected to %s", ds.Status.DesiredNumberScheduled, p.addrs.Remote))
 	return flow.Continue, nil
-}
-
-// workloadError classifies a failure to write a child: a same-named object
-// Anvil does not own is invalid input, anything else is retried, both
-// reported under reason.
-func workloadError(condition, reason string, err error) error {
-	var notOwned *childwriter.NotOwnedError
-	if errors.As(err, &notOwned) {
-		return flow.Invalid(condition, reason, err)
-	}
-	return flow.Fail(condition, reason, err)
 }

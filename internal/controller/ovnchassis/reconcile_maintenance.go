@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,6 +13,7 @@ import (
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/workload"
 )
 
 // jobState is where one node's maintenance Job stands.
@@ -94,7 +94,7 @@ func (r *Reconciler) runJob(ctx context.Context, p *pass, a NodeAction) (jobStat
 	case err != nil:
 		return 0, "", fmt.Errorf("reading Job %s: %w", want.Name, err)
 	}
-	finished := jobFinished(live, batchv1.JobComplete) || jobFinished(live, batchv1.JobFailed)
+	finished, failed, _ := workload.JobFinished(live)
 	switch {
 	case live.Annotations[configHashAnnotation] != want.Annotations[configHashAnnotation]:
 		// The entry changed again since this Job was made; a finished one
@@ -103,9 +103,9 @@ func (r *Reconciler) runJob(ctx context.Context, p *pass, a NodeAction) (jobStat
 			return jobRunning, live.Name, r.deleteJob(ctx, p, children, live)
 		}
 		return jobRunning, live.Name, nil
-	case jobFinished(live, batchv1.JobFailed):
+	case failed:
 		return jobFailed, live.Name, nil
-	case jobFinished(live, batchv1.JobComplete):
+	case finished:
 		return jobDone, live.Name, r.deleteJob(ctx, p, children, live)
 	}
 	return jobRunning, live.Name, nil
@@ -142,14 +142,4 @@ func (r *Reconciler) dropDeparted(ctx context.Context, p *pass, done map[string]
 	}
 	p.entries = kept
 	return p.children.Apply(ctx, p.chassis, BuildNodes(p.chassis, kept))
-}
-
-// jobFinished reads a Job's terminal condition.
-func jobFinished(j *batchv1.Job, t batchv1.JobConditionType) bool {
-	for _, c := range j.Status.Conditions {
-		if c.Type == t && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/scriptfiles"
+	"github.com/anvil/anvil/internal/controller/workload"
 )
 
 // reconcileNodes writes the scripts and one entry per node. Nodes are
@@ -24,14 +25,14 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 	c := p.chassis
 	scripts := BuildScripts(c)
 	if err := p.children.Apply(ctx, c, scripts); err != nil {
-		return flow.Continue, workloadError(ovnv1alpha1.NodesReadyCondition, ovnv1alpha1.NodesErrorReason, err)
+		return flow.Continue, workload.WriteError(ovnv1alpha1.NodesReadyCondition, ovnv1alpha1.NodesErrorReason, err)
 	}
 	p.scriptsHash = scriptfiles.Hash(scripts.Data)
 	// The evacuate Job runs on the management cluster and reads its script
 	// there.
 	if p.children.Remote() {
 		if err := childwriter.Local(r.Client, r.Scheme).Apply(ctx, c, BuildScripts(c)); err != nil {
-			return flow.Continue, workloadError(ovnv1alpha1.NodesReadyCondition, ovnv1alpha1.NodesErrorReason, err)
+			return flow.Continue, workload.WriteError(ovnv1alpha1.NodesReadyCondition, ovnv1alpha1.NodesErrorReason, err)
 		}
 	}
 	nodes := &corev1.NodeList{}
@@ -50,7 +51,7 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 	}
 	p.entries = DecideNodes(c, selected, live.Data, newSystemID)
 	if err := p.children.Apply(ctx, c, BuildNodes(c, p.entries)); err != nil {
-		return flow.Continue, workloadError(ovnv1alpha1.NodesReadyCondition, ovnv1alpha1.NodesErrorReason, err)
+		return flow.Continue, workload.WriteError(ovnv1alpha1.NodesReadyCondition, ovnv1alpha1.NodesErrorReason, err)
 	}
 	leaving := len(p.entries) - len(selected)
 	if len(selected) == 0 {

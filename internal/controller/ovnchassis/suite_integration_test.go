@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -24,6 +21,7 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/ovnchassis"
+	"github.com/anvil/anvil/internal/dev/ovntest"
 	"github.com/anvil/anvil/internal/dev/podrunner"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	"github.com/anvil/anvil/internal/operator"
@@ -193,63 +191,18 @@ func waitCondition(t *testing.T, key client.ObjectKey, obj client.Object, conds 
 	}
 }
 
-// clientTLS writes the central's client identity to files and returns the
-// OVS command-line options that present it.
+// clientTLS returns the OVS options that present the identity in the
+// Secret secretName of the workload namespace on the management cluster.
 func clientTLS(t *testing.T, secretName string) []string {
 	t.Helper()
-	return clientTLSOf(t, client.ObjectKey{Namespace: testenv.WorkloadNamespace, Name: secretName})
-}
-
-// clientTLSOf is clientTLS for a Secret in any namespace.
-func clientTLSOf(t *testing.T, key client.ObjectKey) []string {
-	t.Helper()
-	s := &corev1.Secret{}
-	if err := env.Management.Client.Get(context.Background(), key, s); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, k := range []string{"tls.key", "tls.crt", "ca.crt"} {
-		if err := os.WriteFile(filepath.Join(dir, k), s.Data[k], 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return []string{"--private-key=" + filepath.Join(dir, "tls.key"), "--certificate=" + filepath.Join(dir, "tls.crt"),
-		"--ca-cert=" + filepath.Join(dir, "ca.crt")}
-}
-
-// ovs runs an OVS or OVN client program and returns its output; the
-// programs time out on their own after timeout seconds.
-func ovs(t *testing.T, program string, args ...string) (string, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, program, args...).CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w: %s", program, strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
-}
-
-// eventually retries f for up to timeout and fails the test with its last
-// error.
-func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
-	t.Helper()
-	var last error
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if last = f(); last == nil {
-			return
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("%s: %v", what, last)
+	return ovntest.ClientTLS(t, env.Management.Client, workloadKey(secretName))
 }
 
 // leaderOf asks one member, through its address, whether it leads db.
 func leaderOf(t *testing.T, tls []string, address, db string) (bool, error) {
 	t.Helper()
 	q := fmt.Sprintf(`["_Server",{"op":"select","table":"Database","where":[["name","==",%q]],"columns":["leader","connected"]}]`, db)
-	out, err := ovs(t, "ovsdb-client", append(append([]string{}, tls...), "--no-leader-only", "--timeout=20", "transact", address, q)...)
+	out, err := ovntest.OVS(t, "ovsdb-client", append(append([]string{}, tls...), "--no-leader-only", "--timeout=20", "transact", address, q)...)
 	if err != nil {
 		return false, err
 	}
@@ -288,14 +241,7 @@ func errorf(format string, args ...any) error { return fmt.Errorf(format, args..
 func assertSettledPassWritesNothing(t *testing.T, touch map[*testenv.Cluster][]client.Object) {
 	t.Helper()
 	clusters := []*testenv.Cluster{env.Management, env.ComputeCluster("compute-a")}
-	marks := make([]int64, len(clusters))
-	for i, c := range clusters {
-		mark, err := c.AuditMark()
-		if err != nil {
-			t.Fatal(err)
-		}
-		marks[i] = mark
-	}
+	marks := quietMarks(t, clusters)
 	for c, objs := range touch {
 		for _, obj := range objs {
 			patch := []byte(`{"metadata":{"annotations":{"test.anvil.c5c3.io/touched":"` + time.Now().Format(time.RFC3339Nano) + `"}}}`)
@@ -316,4 +262,44 @@ func assertSettledPassWritesNothing(t *testing.T, touch map[*testenv.Cluster][]c
 			t.Errorf("a settled pass wrote on %s:\n%s", c.Name, testenv.FormatAuditEvents(w))
 		}
 	}
+}
+
+// settleQuiet is how long the operator must have written nothing before
+// a test calls the system settled.
+const settleQuiet = 3 * time.Second
+
+// quietMarks waits until the operator has written nothing on any of the
+// clusters for settleQuiet, and returns the clusters' audit marks at the
+// end of that spell. The condition a test waits for may be written a
+// moment before the pass that follows it, and that pass, reading a cache
+// that has not seen the write yet, may still try a status patch the
+// apiserver refuses; the assertion is about a system that has stopped
+// writing. One that never stops fails here.
+func quietMarks(t *testing.T, clusters []*testenv.Cluster) []int64 {
+	t.Helper()
+	marks := make([]int64, len(clusters))
+	for i, c := range clusters {
+		mark, err := c.AuditMark()
+		if err != nil {
+			t.Fatal(err)
+		}
+		marks[i] = mark
+	}
+	ovntest.Eventually(t, time.Minute, "the operator stops writing", func() error {
+		time.Sleep(settleQuiet)
+		var wrote []testenv.AuditEvent
+		for i, c := range clusters {
+			writes, next, err := c.AuditWrites(marks[i])
+			if err != nil {
+				return err
+			}
+			wrote = append(wrote, testenv.OperatorWrites(writes)...)
+			marks[i] = next
+		}
+		if len(wrote) > 0 {
+			return errorf("it wrote:\n%s", testenv.FormatAuditEvents(wrote))
+		}
+		return nil
+	})
+	return marks
 }

@@ -17,6 +17,7 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/dev/ovntest"
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
@@ -116,7 +117,7 @@ type clientKey struct {
 // identity writes the central's published client identity to files.
 func identity(t *testing.T, c *ovnv1alpha1.OVNCentral) clientKey {
 	t.Helper()
-	opts := clientTLSOf(t, client.ObjectKey{Namespace: c.Namespace, Name: c.Status.ClientSecretName})
+	opts := ovntest.ClientTLS(t, env.Management.Client, client.ObjectKey{Namespace: c.Namespace, Name: c.Status.ClientSecretName})
 	k := clientKey{
 		key:  strings.TrimPrefix(opts[0], "--private-key="),
 		cert: strings.TrimPrefix(opts[1], "--certificate="),
@@ -140,8 +141,8 @@ func (k clientKey) trusting(server clientKey) []string {
 // to a client with the options: the server has picked up its certificates.
 func assertAnswers(t *testing.T, address string, opts []string) {
 	t.Helper()
-	eventually(t, 2*time.Minute, address+" answers its own client", func() error {
-		_, err := ovs(t, "ovsdb-client", append(append([]string{}, opts...), "--timeout=10", "list-dbs", address)...)
+	ovntest.Eventually(t, 2*time.Minute, address+" answers its own client", func() error {
+		_, err := ovntest.OVS(t, "ovsdb-client", append(append([]string{}, opts...), "--timeout=10", "list-dbs", address)...)
 		return err
 	})
 }
@@ -152,7 +153,7 @@ func assertAnswers(t *testing.T, address string, opts []string) {
 func assertRefused(t *testing.T, address string, opts []string) {
 	t.Helper()
 	for range 3 {
-		if out, err := ovs(t, "ovsdb-client", append(append([]string{}, opts...), "--timeout=5", "list-dbs", address)...); err == nil {
+		if out, err := ovntest.OVS(t, "ovsdb-client", append(append([]string{}, opts...), "--timeout=5", "list-dbs", address)...); err == nil {
 			t.Fatalf("%s answered a client of another CA: %s", address, out)
 		}
 		time.Sleep(time.Second)
