@@ -3,7 +3,6 @@ package neutronmetadataagent
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -193,17 +192,4 @@ func hostPath(name, path string) corev1.Volume {
 	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 		Path: path, Type: ptr.To(corev1.HostPathDirectoryOrCreate),
 	}}}
-}
-
-// rolledOut reports whether every scheduled pod runs the current template
-// and is ready, and otherwise how far the rollout is. No selected node
-// counts as rolled out.
-func rolledOut(ds *appsv1.DaemonSet) (bool, string) {
-	st := ds.Status
-	if st.ObservedGeneration < ds.Generation || st.UpdatedNumberScheduled < st.DesiredNumberScheduled ||
-		st.NumberReady < st.DesiredNumberScheduled {
-		return false, strconv.Itoa(int(st.NumberReady)) + " of " + strconv.Itoa(int(st.DesiredNumberScheduled)) +
-			" pods of " + ds.Name + " are ready and current"
-	}
-	return true, ""
 }

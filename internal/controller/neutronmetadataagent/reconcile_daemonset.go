@@ -2,15 +2,14 @@ package neutronmetadataagent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
-	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
 	"github.com/anvil/anvil/internal/controller/scriptfiles"
+	"github.com/anvil/anvil/internal/controller/workload"
 )
 
 // reconcileDaemonSet writes the scripts and the agent's DaemonSet, mirrors
@@ -21,7 +20,7 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 	a := p.agent
 	scripts := BuildScripts(a)
 	if err := p.children.Apply(ctx, a, scripts); err != nil {
-		return flow.Continue, daemonSetError(err)
+		return flow.Continue, workload.WriteError(neutronv1alpha1.DaemonSetReadyCondition, neutronv1alpha1.DaemonSetErrorReason, err)
 	}
 	ds := BuildDaemonSet(a, DaemonSetInput{
 		Chassis:       p.chassis,
@@ -30,10 +29,10 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 		SecretHash:    p.secretHash,
 	})
 	if err := p.children.Apply(ctx, a, ds); err != nil {
-		return flow.Continue, daemonSetError(err)
+		return flow.Continue, workload.WriteError(neutronv1alpha1.DaemonSetReadyCondition, neutronv1alpha1.DaemonSetErrorReason, err)
 	}
 	a.Status.DesiredNumberScheduled, a.Status.NumberReady = ds.Status.DesiredNumberScheduled, ds.Status.NumberReady
-	if done, why := rolledOut(ds); !done {
+	if done, why := workload.DaemonSetRolledOut(ds); !done {
 		conditionsOf(a).Set(neutronv1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, neutronv1alpha1.DaemonSetProgressingReason, why)
 		return flow.Requeue(daemonSetPoll), nil
 	}
@@ -41,15 +40,4 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 	conditionsOf(a).Set(neutronv1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, neutronv1alpha1.DaemonSetReadyReason,
 		fmt.Sprintf("the metadata agent runs on all %d selected nodes", ds.Status.DesiredNumberScheduled))
 	return flow.Continue, nil
-}
-
-// daemonSetError classifies a failure to write a workload child: a
-// same-named object Anvil does not own is invalid input, anything else is
-// retried; both are reported as DaemonSetError.
-func daemonSetError(err error) error {
-	var notOwned *childwriter.NotOwnedError
-	if errors.As(err, &notOwned) {
-		return flow.Invalid(neutronv1alpha1.DaemonSetReadyCondition, neutronv1alpha1.DaemonSetErrorReason, err)
-	}
-	return flow.Fail(neutronv1alpha1.DaemonSetReadyCondition, neutronv1alpha1.DaemonSetErrorReason, err)
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/workload"
 )
 
 // Labels of every object of a pool; the pool's pods are selected by them.
@@ -238,10 +239,10 @@ func buildComputeContainer(in DaemonSetInput, resources corev1.ResourceRequireme
 // IP) and the contract's secrets, which stay out of the configuration files.
 func computeEnv(contractSecret string) []corev1.EnvVar {
 	env := []corev1.EnvVar{
-		fieldEnv("OS_DEFAULT__HOST", "spec.nodeName"),
-		fieldEnv("OS_DEFAULT__MY_IP", "status.hostIP"),
-		fieldEnv("OS_VNC__SERVER_PROXYCLIENT_ADDRESS", "status.hostIP"),
-		fieldEnv("OS_LIBVIRT__LIVE_MIGRATION_INBOUND_ADDR", "status.hostIP"),
+		workload.FieldEnv("OS_DEFAULT__HOST", "spec.nodeName"),
+		workload.FieldEnv("OS_DEFAULT__MY_IP", "status.hostIP"),
+		workload.FieldEnv("OS_VNC__SERVER_PROXYCLIENT_ADDRESS", "status.hostIP"),
+		workload.FieldEnv("OS_LIBVIRT__LIVE_MIGRATION_INBOUND_ADDR", "status.hostIP"),
 		secretEnv("OS_DEFAULT__TRANSPORT_URL", contractSecret, "transport_url"),
 	}
 	// Every client section authenticates as the service user; the
@@ -313,10 +314,6 @@ func ResolveResources(spec *corev1.ResourceRequirements) corev1.ResourceRequirem
 		out.Limits[corev1.ResourceMemory] = limit
 	}
 	return out
-}
-
-func fieldEnv(name, path string) corev1.EnvVar {
-	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
 }
 
 func secretEnv(name, secret, key string) corev1.EnvVar {

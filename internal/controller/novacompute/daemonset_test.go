@@ -701,35 +701,3 @@ func resourceListsEqual(a, b corev1.ResourceList) bool {
 	}
 	return true
 }
-
-func TestDaemonSetRolledOut(t *testing.T) {
-	ds := func(generation int64, st appsv1.DaemonSetStatus) *appsv1.DaemonSet {
-		return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Generation: generation}, Status: st}
-	}
-	good := appsv1.DaemonSetStatus{ObservedGeneration: 2, DesiredNumberScheduled: 3, UpdatedNumberScheduled: 3, NumberReady: 3, NumberAvailable: 3}
-	with := func(mut func(*appsv1.DaemonSetStatus)) appsv1.DaemonSetStatus {
-		st := good
-		mut(&st)
-		return st
-	}
-	tests := []struct {
-		name string
-		ds   *appsv1.DaemonSet
-		want bool
-	}{
-		{name: "every node runs a ready, current pod", ds: ds(2, good), want: true},
-		{name: "observed generation behind", ds: ds(3, good)},
-		{name: "a generation never written", ds: ds(0, with(func(s *appsv1.DaemonSetStatus) { s.ObservedGeneration = 0 }))},
-		{name: "updated below desired, as under OnDelete", ds: ds(2, with(func(s *appsv1.DaemonSetStatus) { s.UpdatedNumberScheduled = 2 }))},
-		{name: "ready below desired", ds: ds(2, with(func(s *appsv1.DaemonSetStatus) { s.NumberReady = 2 }))},
-		{name: "available below desired", ds: ds(2, with(func(s *appsv1.DaemonSetStatus) { s.NumberAvailable = 2 }))},
-		{name: "no node scheduled, observed", ds: ds(1, appsv1.DaemonSetStatus{ObservedGeneration: 1}), want: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := DaemonSetRolledOut(tt.ds); got != tt.want {
-				t.Errorf("DaemonSetRolledOut(generation %d, %+v) = %v, want %v", tt.ds.Generation, tt.ds.Status, got, tt.want)
-			}
-		})
-	}
-}

@@ -76,22 +76,6 @@ func BuildDiscoverJob(nova *novav1alpha1.Nova, manageConfig string) *batchv1.Job
 	}
 }
 
-// jobFinished reports whether a Job ended, whether it failed, and when.
-func jobFinished(job *batchv1.Job) (done, failed bool, at metav1.Time) {
-	for _, c := range job.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete:
-			return true, false, c.LastTransitionTime
-		case batchv1.JobFailed:
-			return true, true, c.LastTransitionTime
-		}
-	}
-	return false, false, metav1.Time{}
-}
-
 // JobPredates tells whether a discovery Job started before the newest
 // nova-compute start among the hosts still unmapped, so that it cannot have
 // seen them: a host registers only after its process starts. Such a Job is

@@ -242,51 +242,6 @@ func TestBuildDiscoverJobLabels(t *testing.T) {
 	}
 }
 
-func TestJobFinished(t *testing.T) {
-	at := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	cond := func(typ batchv1.JobConditionType, status corev1.ConditionStatus) batchv1.JobCondition {
-		return batchv1.JobCondition{Type: typ, Status: status, LastTransitionTime: at}
-	}
-	tests := []struct {
-		name       string
-		conds      []batchv1.JobCondition
-		wantDone   bool
-		wantFailed bool
-	}{
-		{name: "no condition: running"},
-		{name: "Complete True", conds: []batchv1.JobCondition{cond(batchv1.JobComplete, corev1.ConditionTrue)}, wantDone: true},
-		{name: "Failed True", conds: []batchv1.JobCondition{cond(batchv1.JobFailed, corev1.ConditionTrue)}, wantDone: true, wantFailed: true},
-		{name: "Complete False is not done", conds: []batchv1.JobCondition{cond(batchv1.JobComplete, corev1.ConditionFalse)}},
-		{name: "Failed Unknown is not done", conds: []batchv1.JobCondition{cond(batchv1.JobFailed, corev1.ConditionUnknown)}},
-		{name: "FailureTarget alone is not done: pods may still run",
-			conds: []batchv1.JobCondition{cond(batchv1.JobFailureTarget, corev1.ConditionTrue)}},
-		{name: "SuccessCriteriaMet alone is not done",
-			conds: []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue)}},
-		{name: "Suspended is not done", conds: []batchv1.JobCondition{cond(batchv1.JobSuspended, corev1.ConditionTrue)}},
-		{name: "FailureTarget then Failed",
-			conds:    []batchv1.JobCondition{cond(batchv1.JobFailureTarget, corev1.ConditionTrue), cond(batchv1.JobFailed, corev1.ConditionTrue)},
-			wantDone: true, wantFailed: true},
-		{name: "SuccessCriteriaMet then Complete",
-			conds:    []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue), cond(batchv1.JobComplete, corev1.ConditionTrue)},
-			wantDone: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			job := &batchv1.Job{Status: batchv1.JobStatus{Conditions: tt.conds}}
-			done, failed, when := jobFinished(job)
-			if done != tt.wantDone || failed != tt.wantFailed {
-				t.Errorf("jobFinished = done %v, failed %v, want done %v, failed %v", done, failed, tt.wantDone, tt.wantFailed)
-			}
-			switch {
-			case done && !when.Equal(&at):
-				t.Errorf("finished at %v, want %v", when, at)
-			case !done && !when.IsZero():
-				t.Errorf("finished at %v for a running Job, want the zero time", when)
-			}
-		})
-	}
-}
-
 // TestJobPredates: a finished Job is replaced at once only when it started
 // before the newest unmapped host's nova-compute, which it cannot have seen.
 func TestJobPredates(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
-	"github.com/anvil/anvil/internal/controller/novacompute"
+	"github.com/anvil/anvil/internal/controller/workload"
 	"github.com/anvil/anvil/internal/dev/testenv"
 )
 
@@ -151,7 +151,8 @@ func waitSettled(t *testing.T, e *testenv.Environment, compute *testenv.Cluster)
 	})
 	eventually(t, 2*time.Minute, "pool-a's DaemonSet rolled out", func(context.Context) (bool, string) {
 		ds := daemonSet(t, compute, "pool-a")
-		return novacompute.DaemonSetRolledOut(ds), fmt.Sprintf("%+v", ds.Status)
+		done, _ := workload.DaemonSetRolledOut(ds)
+		return done, fmt.Sprintf("%+v", ds.Status)
 	})
 	eventually(t, 2*time.Minute, "the ControlPlane Ready with its mirror on compute-a", func(ctx context.Context) (bool, string) {
 		cp := &c5c3v1alpha1.ControlPlane{}

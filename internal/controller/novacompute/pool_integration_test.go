@@ -21,6 +21,7 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/novacompute"
+	"github.com/anvil/anvil/internal/controller/workload"
 	"github.com/anvil/anvil/internal/dev/localcloud"
 	"github.com/anvil/anvil/internal/dev/testenv"
 	hypervisorv1 "github.com/anvil/anvil/internal/hypervisor/v1"
@@ -458,7 +459,8 @@ func testRotation(t *testing.T, e *testenv.Environment, compute *testenv.Cluster
 	// The rollout completes, and the template changed exactly once.
 	eventually(t, 3*time.Minute, "pool-a's rollout", func(context.Context) (bool, string) {
 		ds := daemonSet(t, compute, "pool-a")
-		return novacompute.DaemonSetRolledOut(ds), fmt.Sprintf("%+v", ds.Status)
+		done, _ := workload.DaemonSetRolledOut(ds)
+		return done, fmt.Sprintf("%+v", ds.Status)
 	})
 	waitReady(t, e, "pool-a")
 	after := daemonSet(t, compute, "pool-a")

@@ -9,6 +9,7 @@ import (
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/workload"
 )
 
 // reconcileDaemonSet writes {pool}-nova-compute, or deletes it when no node
@@ -42,7 +43,7 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 	}
 	st := ds.Status
 	pool.Status.DesiredNumberScheduled, pool.Status.NumberReady = st.DesiredNumberScheduled, st.NumberReady
-	if !DaemonSetRolledOut(ds) {
+	if done, _ := workload.DaemonSetRolledOut(ds); !done {
 		conditionsOf(pool).Set(novav1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, novav1alpha1.DaemonSetProgressingReason,
 			fmt.Sprintf("Waiting for the nova-compute DaemonSet: %d of %d nodes run a ready pod", st.NumberReady, st.DesiredNumberScheduled))
 		// Not a wait that stops the pass: the Services step must still drain.
@@ -53,15 +54,4 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 	conditionsOf(pool).Set(novav1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, novav1alpha1.DaemonSetReadyReason,
 		fmt.Sprintf("%d of %d nodes run a ready, current pod", st.NumberReady, st.DesiredNumberScheduled))
 	return flow.Continue, nil
-}
-
-// DaemonSetRolledOut tells whether every scheduled node runs a ready pod of
-// the current template. An OnDelete DaemonSet whose pods were not deleted
-// yet is not rolled out. It is pure.
-func DaemonSetRolledOut(ds *appsv1.DaemonSet) bool {
-	st := ds.Status
-	return st.ObservedGeneration >= ds.Generation && ds.Generation > 0 &&
-		st.UpdatedNumberScheduled == st.DesiredNumberScheduled &&
-		st.NumberReady == st.DesiredNumberScheduled &&
-		st.NumberAvailable == st.DesiredNumberScheduled
 }

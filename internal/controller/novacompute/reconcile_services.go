@@ -16,6 +16,7 @@ import (
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/flow"
+	"github.com/anvil/anvil/internal/controller/workload"
 	"github.com/anvil/anvil/internal/openstack"
 )
 
@@ -307,7 +308,7 @@ func (r *Reconciler) runDiscovery(ctx context.Context, p *pass, newestStart time
 		// one held by a finalizer costs no more than a running one.
 		return Discovery{State: "Job " + live.Name + " being deleted"}
 	}
-	done, failed, at := jobFinished(live)
+	done, failed, at := workload.JobFinished(live)
 	if !done {
 		return Discovery{State: "Job " + live.Name + " running"}
 	}

@@ -18,6 +18,7 @@ import (
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/novacompute"
+	"github.com/anvil/anvil/internal/controller/workload"
 	hypervisorv1 "github.com/anvil/anvil/internal/hypervisor/v1"
 	"github.com/anvil/anvil/internal/openstack"
 )
@@ -91,7 +92,10 @@ func (s *idleStack) settledPools(ctx context.Context) (int, error) {
 		}
 		ds := &appsv1.DaemonSet{}
 		key := client.ObjectKey{Namespace: Namespace, Name: novacompute.DaemonSetName(p.Name)}
-		if err := s.compute.Client.Get(ctx, key, ds); err != nil || !novacompute.DaemonSetRolledOut(ds) {
+		if err := s.compute.Client.Get(ctx, key, ds); err != nil {
+			continue
+		}
+		if done, _ := workload.DaemonSetRolledOut(ds); !done {
 			continue
 		}
 		settled++
