@@ -94,8 +94,6 @@ type Reconciler struct {
 // pass is what one pass over a central builds up, step by step.
 type pass struct {
 	central *ovnv1alpha1.OVNCentral
-	// before is the central as the pass found it, for the status patch.
-	before *ovnv1alpha1.OVNCentral
 	// children is where the children live. Set by Cluster.
 	children *childwriter.Writer
 	// live reads the children's cluster without a cache. Set by Cluster.
@@ -129,10 +127,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.Client.Get(ctx, req.NamespacedName, central); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	p := &pass{central: central, before: central.DeepCopy()}
+	before := central.DeepCopy()
+	p := &pass{central: central}
 	var passErr error
 	defer func() {
-		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, p.before, central, passErr))
+		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, before, central, passErr))
 	}()
 
 	if !central.DeletionTimestamp.IsZero() {

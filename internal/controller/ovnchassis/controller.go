@@ -83,7 +83,6 @@ type Reconciler struct {
 // pass is what one pass over a chassis builds up, step by step.
 type pass struct {
 	chassis *ovnv1alpha1.OVNChassis
-	before  *ovnv1alpha1.OVNChassis
 	// children is where the children live, live reads that cluster
 	// without a cache. Set by Cluster.
 	children *childwriter.Writer
@@ -123,10 +122,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.Client.Get(ctx, req.NamespacedName, chassis); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	p := &pass{chassis: chassis, before: chassis.DeepCopy()}
+	before := chassis.DeepCopy()
+	p := &pass{chassis: chassis}
 	var passErr error
 	defer func() {
-		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, p.before, chassis, passErr))
+		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, before, chassis, passErr))
 	}()
 
 	if !chassis.DeletionTimestamp.IsZero() {
