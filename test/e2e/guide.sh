@@ -9,9 +9,10 @@
 # pool goes, and compute-b is detached in the guide's order: the pool,
 # then the metadata agent, then the chassis. After the detach nothing Anvil
 # wrote is left on compute-b, and each copy's reaping is seen as an event.
-# Last, `anvil-dev guide-check` fails the run if a command of the guide is
-# run by none of these scripts and the user guide in docs/ does not say
-# why the devstack leaves it out.
+# First, `anvil-dev guide-check` fails the run if a command of the guide is
+# run by none of these scripts, or a manifest of it is applied by none as
+# written, and the user guide in docs/ does not say why the devstack
+# leaves it out.
 #
 # It uses its own state directory, so it never touches a developer's
 # .devstack. With E2E_GUIDE_ON_STACK set it runs on the devstack that
@@ -54,7 +55,7 @@ trap cleanup EXIT
 go build -o "$anvil_dev" ./internal/dev/cmd/anvil-dev
 # The command list is checked first: a guide that changed fails in seconds.
 "$anvil_dev" guide-check --seed "$seed" --commands test/e2e/guide-commands.txt \
-  --guide docs/guides/connect-a-compute-cluster.md \
+  --manifests test/e2e/guide-manifests.yaml --guide docs/guides/connect-a-compute-cluster.md \
   test/e2e/guide.sh test/e2e/guide-step1.sh test/e2e/guide-steps.sh test/e2e/guide-rotation.sh
 
 if [[ -z "${E2E_GUIDE_ON_STACK:-}" ]]; then
