@@ -136,6 +136,9 @@ spec:
     sharedSecretRef:
       name: controlplane-nova-metadata-agent-secret
 EOF
+# Only compute-a-node-1 runs the agent for real (see MetadataAgentNode in
+# internal/dev/devstack): compute-b's pods are played by its pod runner, so
+# Ready here proves the agent's objects and the copy, not a served request.
 kubectl wait neutronmetadataagent/controlplane-compute-b-metadata -n openstack \
   --for=condition=Ready --timeout=5m >/dev/null || fail "compute-b: the metadata agent is not Ready"
 
@@ -161,7 +164,7 @@ kubectl wait novacompute/controlplane-compute-b -n openstack \
 listed="$(kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-nova-compute-config \
   controlplane-nova-hypervisor-operator-auth controlplane-nova-metadata-agent-secret -n openstack -o name)"
 [[ "$(wc -l <<<"$listed")" == 3 ]] || fail "compute-b lacks a copy: $listed"
-pass "compute-b: the chassis, the agent and the pool are Ready, with the mirror, the auth copy and the metadata copy"
+pass "compute-b: the chassis, the agent (pods played, not a real agent) and the pool are Ready, with the mirror, the auth copy and the metadata copy"
 
 # ---- Rotation with a RollingUpdate pool on compute-a and an OnDelete pool
 # on compute-b, and a node leaving compute-a's pool.
