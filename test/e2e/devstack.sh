@@ -238,6 +238,31 @@ grep -q "^operator *ready" "$state/status.txt" || fail "status does not report t
 grep -q "^openstack *running" "$state/status.txt" || fail "status does not report the OpenStack services running"
 grep -q "^podrunner compute-b *running" "$state/status.txt" || fail "status does not report compute-b's pod runner"
 
+# GitOps tools judge health with kstatus: on the settled devstack every
+# Anvil object reads Current, and a pool whose Nova does not exist (yet)
+# reads InProgress, not Failed: a pipeline may apply the Nova later.
+kstatus=(env KUBECONFIG="$state/kubeconfig" "$anvil_dev" kstatus --context anvil-mgmt)
+"${kstatus[@]}" >"$state/kstatus.log" 2>&1 || { cat "$state/kstatus.log" >&2; fail "kstatus does not read every Anvil object Current"; }
+pass "kstatus reads every Anvil object Current ($(wc -l <"$state/kstatus.log") objects)"
+"${kubectl[@]}" --context anvil-mgmt apply -f - >/dev/null <<'EOF'
+apiVersion: nova.openstack.c5c3.io/v1alpha1
+kind: NovaCompute
+metadata:
+  name: kstatus-probe
+  namespace: openstack
+spec:
+  novaRef:
+    name: no-such-nova
+  nodeSelector:
+    openstack.c5c3.io/nova-compute-pool: kstatus-probe
+  libvirt:
+    virtType: qemu
+EOF
+for _ in $(seq 30); do "${kstatus[@]}" --want InProgress novacomputes/openstack/kstatus-probe >/dev/null 2>&1 && break; sleep 1; done
+"${kstatus[@]}" --want InProgress novacomputes/openstack/kstatus-probe >/dev/null || fail "a pool of a missing Nova does not read InProgress"
+"${kubectl[@]}" --context anvil-mgmt delete novacompute kstatus-probe -n openstack --wait --timeout=2m >/dev/null
+pass "kstatus reads a pool of a missing Nova InProgress"
+
 if [[ -n "${E2E_DEVSTACK_THEN:-}" ]]; then
   E2E_GUIDE_ON_STACK=1 E2E_GUIDE_DIR="$state" "$E2E_DEVSTACK_THEN"
 fi

@@ -187,6 +187,23 @@ for f in "$state/operator.log" "$state/up.log"; do
 done
 pass "neither the operator log nor the output of up contains the URL"
 
+# GitOps tools judge health with kstatus. A handed-over URL that is not a
+# rabbit:// URL is input no retry fixes: the ControlPlane reads Failed in the
+# pass that meets it, and no longer once the URL is back. The URL goes
+# through stdin, never a command line.
+kstatus_cp() { KUBECONFIG="${KUBECONFIG:-$state/kubeconfig}" "$anvil_dev" kstatus --context anvil-mgmt --want "$1" controlplanes/openstack/controlplane >/dev/null 2>&1; }
+kubectl patch secret controlplane-nova-remote-transport -n openstack --type merge \
+  -p '{"stringData":{"transport_url":"amqp://kstatus-probe.invalid:5672/"}}' >/dev/null
+for _ in $(seq 60); do kstatus_cp Failed && break; sleep 1; done
+kstatus_cp Failed || fail "with an amqp:// hand-over the ControlPlane does not read Failed to kstatus"
+stalled="$(kubectl get controlplane controlplane -n openstack -o jsonpath='{.status.conditions[?(@.type=="Stalled")].reason}')"
+[[ "$stalled" == NovaRemoteMessagingError ]] || fail "Stalled reads '$stalled', want NovaRemoteMessagingError"
+printf '{"data":{"transport_url":"%s"}}' "$(printf '%s' "$url" | base64 -w0)" |
+  kubectl patch secret controlplane-nova-remote-transport -n openstack --type merge --patch-file /dev/stdin >/dev/null
+for _ in $(seq 60); do kstatus_cp Current,InProgress && break; sleep 1; done
+kstatus_cp Current,InProgress || fail "with the URL back the ControlPlane still reads Failed to kstatus"
+pass "kstatus reads the ControlPlane Failed on a hand-over no retry fixes, and not once it is fixed"
+
 if [[ -n "${E2E_GUIDE_SHARED:-}" ]]; then
   # The rest of the guide runs on this devstack with the devstack's own
   # bus, as the URL typed in here leads nowhere: hand the ControlPlane back

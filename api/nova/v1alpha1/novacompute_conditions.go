@@ -12,6 +12,10 @@ const (
 	NodesReadyCondition = "NodesReady"
 	// ConfigReadyCondition reports the pool's configuration ConfigMap.
 	ConfigReadyCondition = "ConfigReady"
+	// PreflightReadyCondition reports the check that the pool's cluster
+	// reaches and authenticates to what the contract names, which the
+	// DaemonSet waits for.
+	PreflightReadyCondition = "PreflightReady"
 	// DaemonSetReadyCondition reports the nova-compute DaemonSet's rollout.
 	DaemonSetReadyCondition = "DaemonSetReady"
 	// AggregatesReadyCondition reports the zone aggregates and
@@ -82,6 +86,46 @@ const (
 	ComputeConfigNotDeliveredReason = "ComputeConfigNotDelivered"
 	// ConfigErrorReason: the configuration cannot be rendered or written.
 	ConfigErrorReason = "ConfigError"
+)
+
+// Reasons of PreflightReady. A failure reason names the endpoint and the
+// layer that failed (TCP, TLS or authentication), never a credential.
+const (
+	// PreflightPassedReason: a Job on the pool's cluster, from the pool's
+	// image and contract, reached the bus, Keystone and Placement.
+	PreflightPassedReason = "PreflightPassed"
+	// PreflightRunningReason: the check for the current contract runs.
+	PreflightRunningReason = "PreflightRunning"
+	// NoNodeToCheckFromReason: the pool has no node yet; the check runs
+	// on the first one, before the DaemonSet is written.
+	NoNodeToCheckFromReason = "NoNodeToCheckFrom"
+	// BusUnreachableReason: no TCP connection to any bus host.
+	BusUnreachableReason = "BusUnreachable"
+	// BusTLSFailedReason: the bus's certificate does not verify against
+	// the contract's CA, or the handshake failed.
+	BusTLSFailedReason = "BusTLSFailed"
+	// BusAuthenticationFailedReason: the bus refused the contract's user
+	// and password, or its virtual host.
+	BusAuthenticationFailedReason = "BusAuthenticationFailed"
+	// KeystoneUnreachableReason: no TCP connection to Keystone's auth_url.
+	KeystoneUnreachableReason = "KeystoneUnreachable"
+	// KeystoneTLSFailedReason: Keystone's certificate does not verify.
+	KeystoneTLSFailedReason = "KeystoneTLSFailed"
+	// KeystoneAuthenticationFailedReason: Keystone refused the service
+	// user's password.
+	KeystoneAuthenticationFailedReason = "KeystoneAuthenticationFailed"
+	// PlacementUnreachableReason: Placement, as Keystone's catalog or the
+	// contract's endpoint_override names it, cannot be reached.
+	PlacementUnreachableReason = "PlacementUnreachable"
+	// PlacementTLSFailedReason: Placement's certificate does not verify.
+	PlacementTLSFailedReason = "PlacementTLSFailed"
+	// PreflightErrorReason: the check could not run or report (its pod
+	// did not start, it ended without a known result, or its Job is not
+	// the pool's); the Job's log on the pool's cluster says more.
+	PreflightErrorReason = "PreflightError"
+	// WaitingForPreflightReason (on DaemonSetReady): the DaemonSet is not
+	// written, or not rolled to the new contract, until the check passes.
+	WaitingForPreflightReason = "WaitingForPreflight"
 )
 
 // Reasons of DaemonSetReady.
@@ -203,6 +247,11 @@ const (
 	HostDiscoveryStartedEvent = "HostDiscoveryStarted"
 	// HostDiscoveryFailedEvent: the discovery Job failed.
 	HostDiscoveryFailedEvent = "HostDiscoveryFailed"
+	// PreflightFailedEvent (Warning): the preflight check failed, under
+	// the reason PreflightReady reports.
+	PreflightFailedEvent = "PreflightFailed"
+	// PreflightPassedEvent: the preflight check of a new contract passed.
+	PreflightPassedEvent = "PreflightPassed"
 	// ExtraConfigOwnedKeyOverrideEvent: extraConfig overrides a rendered key.
 	ExtraConfigOwnedKeyOverrideEvent = "ExtraConfigOwnedKeyOverride"
 	// FailedBuildsEvent (Warning): a node's failed_builds counter rose to

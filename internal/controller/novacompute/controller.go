@@ -45,6 +45,7 @@ const (
 var childKinds = []schema.GroupVersionKind{
 	{Group: "apps", Version: "v1", Kind: "DaemonSet"},
 	{Version: "v1", Kind: "ConfigMap"},
+	{Group: "batch", Version: "v1", Kind: "Job"},
 }
 
 // Cloud is the part of the OpenStack APIs a pool calls.
@@ -165,6 +166,7 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 		{Condition: novav1alpha1.NovaReadyCondition, Run: r.reconcileNovaRef},
 		{Condition: novav1alpha1.NodesReadyCondition, Run: r.reconcileNodes},
 		{Condition: novav1alpha1.ConfigReadyCondition, Run: r.reconcilePoolConfig},
+		{Condition: novav1alpha1.PreflightReadyCondition, Run: r.reconcilePreflight},
 		{Condition: novav1alpha1.DaemonSetReadyCondition, Run: r.reconcileDaemonSet},
 		{Condition: novav1alpha1.AggregatesReadyCondition, Run: r.reconcileAggregates},
 		{Condition: novav1alpha1.ServicesReadyCondition, Run: r.reconcileServices},

@@ -39,6 +39,14 @@ type pass struct {
 	contractSecret string
 	contractHash   string
 	poolConfigMap  string
+	// preflightHash identifies the contract's endpoints (PreflightHash)
+	// and endpoints names them for messages.
+	preflightHash string
+	endpoints     PreflightEndpoints
+
+	// Set by Preflight: the check passed for preflightHash, so the
+	// DaemonSet may be written.
+	preflightPassed bool
 
 	// Set by Aggregates: the aggregates Nova listed, by name, with those
 	// the pass created.

@@ -58,6 +58,7 @@ func TestIntegrationPool(t *testing.T) {
 	t.Run("a pool adopts only its own services; a brownfield one is left alone", func(t *testing.T) { testAdoption(t, e, nova) })
 	t.Run("traits reach Placement and the Hypervisors", func(t *testing.T) { testTraits(t, e, compute, nova) })
 	t.Run("a settled operator writes nothing", func(t *testing.T) { testSettledWritesNothing(t, e, compute, setupMarks) })
+	t.Run("a pool whose cluster cannot use the bus starts no DaemonSet", func(t *testing.T) { testPreflight(t, e, compute) })
 	t.Run("rotation rolls RollingUpdate once and leaves OnDelete", func(t *testing.T) { testRotation(t, e, compute) })
 	t.Run("a leaving node drains and is released", func(t *testing.T) { testDrain(t, e, compute, nova) })
 	t.Run("deleting the last pool reaps and sweeps", func(t *testing.T) { testDeleteLast(t, e, compute, nova) })
@@ -440,8 +441,7 @@ func testTraits(t *testing.T, e *testenv.Environment, compute *testenv.Cluster, 
 }
 
 func testRotation(t *testing.T, e *testenv.Environment, compute *testenv.Cluster) {
-	labelNode(t, compute, nodeC, "c")
-	newPool(t, e, "pool-c", "c", func(p *novav1alpha1.NovaCompute) { p.Spec.UpdateStrategy.Type = novav1alpha1.OnDeleteStrategy })
+	// testPreflight created pool-c on nodeC.
 	waitReady(t, e, "pool-c")
 	dsA, dsC := daemonSet(t, compute, "pool-a"), daemonSet(t, compute, "pool-c")
 	hashA := dsA.Spec.Template.Annotations[novav1alpha1.ComputeConfigHashAnnotation]

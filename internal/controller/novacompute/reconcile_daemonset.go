@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/flow"
@@ -16,6 +18,9 @@ import (
 // needs a pod, and mirrors its counters into the status.
 func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outcome, error) {
 	pool := p.pool
+	if !p.preflightPassed {
+		return r.holdDaemonSet(ctx, p)
+	}
 	// The Policy step, first in the pass, refused a pool the policy
 	// forbids before this step could write its DaemonSet.
 	desired := BuildDaemonSet(pool, DaemonSetInput{
@@ -53,5 +58,33 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 	pool.Status.RolledOutContractHash = ds.Spec.Template.Annotations[novav1alpha1.ComputeConfigHashAnnotation]
 	conditionsOf(pool).Set(novav1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, novav1alpha1.DaemonSetReadyReason,
 		fmt.Sprintf("%d of %d nodes run a ready, current pod", st.NumberReady, st.DesiredNumberScheduled))
+	return flow.Continue, nil
+}
+
+// holdDaemonSet is the DaemonSet step while the preflight check has not
+// passed for the contract: no DaemonSet is created, and an existing one
+// keeps its template, so no hypervisor starts on, or rolls to, endpoints
+// its cluster cannot use. Its counters are still mirrored.
+func (r *Reconciler) holdDaemonSet(ctx context.Context, p *pass) (flow.Outcome, error) {
+	pool := p.pool
+	live := &appsv1.DaemonSet{}
+	err := p.cluster.Reader.Get(ctx, client.ObjectKey{Namespace: pool.Namespace, Name: DaemonSetName(pool.Name)}, live)
+	switch {
+	case apierrors.IsNotFound(err):
+		pool.Status.DesiredNumberScheduled, pool.Status.NumberReady = 0, 0
+		if !hasNodeToCheckFrom(pool.Status.Nodes) {
+			conditionsOf(pool).Set(novav1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, novav1alpha1.DaemonSetReadyReason, "no node needs a nova-compute pod")
+			return flow.Continue, nil
+		}
+		conditionsOf(pool).Set(novav1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForPreflightReason,
+			"the nova-compute DaemonSet is written once the preflight check passes")
+		return flow.Continue, nil
+	case err != nil:
+		return flow.Continue, flow.Fail(novav1alpha1.DaemonSetReadyCondition, novav1alpha1.DaemonSetErrorReason,
+			fmt.Errorf("reading DaemonSet %s: %w", DaemonSetName(pool.Name), err))
+	}
+	pool.Status.DesiredNumberScheduled, pool.Status.NumberReady = live.Status.DesiredNumberScheduled, live.Status.NumberReady
+	conditionsOf(pool).Set(novav1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForPreflightReason,
+		"the nova-compute DaemonSet keeps its current pods until the preflight check of the new contract passes")
 	return flow.Continue, nil
 }

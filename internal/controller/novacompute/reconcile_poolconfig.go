@@ -49,6 +49,8 @@ func (r *Reconciler) reconcilePoolConfig(ctx context.Context, p *pass) (flow.Out
 			"the compute contract %s lacks %s", name, strings.Join(missing, ", "))
 	}
 	p.contractSecret, p.contractHash = name, ContractHash(contract.Data)
+	p.preflightHash = PreflightHash(contract.Data)
+	p.endpoints = PreflightEndpoints{Bus: BusHosts(string(contract.Data["transport_url"])), Keystone: KeystoneURL(contract.Data["nova-compute.conf"])}
 
 	r.reportExtraConfig(pool)
 	rendered, err := BuildPoolConfig(pool)

@@ -93,7 +93,7 @@ func TestSummaryRollsUpEveryStepButExtraConfig(t *testing.T) {
 	got := (&Reconciler{}).summary().Steps
 	want := []string{
 		novav1alpha1.NovaReadyCondition, novav1alpha1.NodesReadyCondition, novav1alpha1.ConfigReadyCondition,
-		novav1alpha1.DaemonSetReadyCondition, novav1alpha1.AggregatesReadyCondition, novav1alpha1.ServicesReadyCondition,
+		novav1alpha1.PreflightReadyCondition, novav1alpha1.DaemonSetReadyCondition, novav1alpha1.AggregatesReadyCondition, novav1alpha1.ServicesReadyCondition,
 		novav1alpha1.TraitsReadyCondition,
 	}
 	if strings.Join(got, ",") != strings.Join(want, ",") {

@@ -5,6 +5,7 @@ import (
 	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -48,6 +49,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		For(&novav1alpha1.NovaCompute{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.DaemonSet{}).
 		Owns(&corev1.ConfigMap{}).
+		Owns(&batchv1.Job{}).
 		Watches(&novav1alpha1.Nova{}, handler.EnqueueRequestsFromMapFunc(r.poolsOfNova)).
 		Watches(&novav1alpha1.NovaCompute{}, handler.EnqueueRequestsFromMapFunc(r.siblings), builder.WithPredicates(siblingChange{})).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
@@ -61,6 +63,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		if err != nil {
 			return err
 		}
+		jobs, err := r.Registry.RemoteChildren(&batchv1.Job{}, &novav1alpha1.NovaCompute{})
+		if err != nil {
+			return err
+		}
 		secrets, err := r.Registry.RemoteObjects(&corev1.Secret{}, nil, r.poolsReadingContract)
 		if err != nil {
 			return err
@@ -69,7 +75,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		if err != nil {
 			return err
 		}
-		b = b.WatchesRawSource(daemonSets).WatchesRawSource(secrets).WatchesRawSource(nodes).
+		b = b.WatchesRawSource(daemonSets).WatchesRawSource(jobs).WatchesRawSource(secrets).WatchesRawSource(nodes).
 			WatchesRawSource(r.Registry.ClusterChanges(func() client.ObjectList { return &novav1alpha1.NovaComputeList{} }))
 	}
 	return b.Complete(r)

@@ -144,15 +144,15 @@ func (m ImageMap) Lookup(c *corev1.Container) (Mapping, bool) {
 	return Mapping{}, false
 }
 
-// DefaultImageMap returns the built-in mappings: nova-manage and
-// nova-compute from Nova images. Callers may append their own entries or put
+// DefaultImageMap returns the built-in mappings: nova-manage, a pool's
+// preflight check and nova-compute from Nova images. Callers may append their own entries or put
 // them in front to take precedence.
 func DefaultImageMap() ImageMap {
 	// nova-manage comes first: it is recognised by the program the container
 	// runs, while nova-compute may be recognised by the container's name
 	// alone, which would also catch a maintenance container that happens to
 	// be called nova-compute but runs nova-manage.
-	return ImageMap{NovaManageMapping(), NovaComputeMapping()}
+	return ImageMap{NovaManageMapping(), NovaPreflightMapping(), NovaComputeMapping()}
 }
 
 // ImageRepository returns the repository part of an image reference: the

@@ -48,6 +48,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDevstackCommand(), newVMCommand(), newGuideCheckCommand())
+	root.AddCommand(newDevstackCommand(), newVMCommand(), newGuideCheckCommand(), newKstatusCommand())
 	return root
 }
