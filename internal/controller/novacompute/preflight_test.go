@@ -125,7 +125,9 @@ func TestBuildPreflightJob(t *testing.T) {
 }
 
 func TestHasNodeToCheckFrom(t *testing.T) {
-	n := func(phase string) novav1alpha1.NovaComputeNode { return novav1alpha1.NovaComputeNode{Name: "n", Phase: phase} }
+	n := func(phase string) novav1alpha1.NovaComputeNode {
+		return novav1alpha1.NovaComputeNode{Name: "n", Phase: phase}
+	}
 	tests := []struct {
 		nodes []novav1alpha1.NovaComputeNode
 		want  bool
