@@ -6,6 +6,20 @@ const (
 	// ReadyCondition summarises every other condition of an object. It is True
 	// only when the object has converged on its spec.
 	ReadyCondition = "Ready"
+
+	// ReconcilingCondition follows the kstatus convention that Flux, Argo CD
+	// and `kubectl wait` tools read: it is True, with Ready's reason and
+	// message, while the object has not converged on its current generation
+	// and the controller still works or waits on it. It is absent otherwise.
+	ReconcilingCondition = "Reconciling"
+
+	// StalledCondition follows the same convention: it is True when a step
+	// stopped on input that no retry can fix (a refused spec, a malformed
+	// Secret, a namespace without the privileged opt-in), with that step's
+	// reason and "<condition>: <message>". kstatus reads the object as
+	// Failed, so a pipeline fails at once instead of waiting for its
+	// timeout. It is absent otherwise.
+	StalledCondition = "Stalled"
 )
 
 // Reasons shared by every kind.

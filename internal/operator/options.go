@@ -383,6 +383,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 	if err := agentReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the NeutronMetadataAgent controller: %w", err)
 	}
+	exportConditions(mgr)
 	if o.EnableWebhooks {
 		if err := anvilwebhook.SetupNovaWebhook(mgr, o.KeystonePolicy()); err != nil {
 			return nil, fmt.Errorf("setting up the Nova webhook: %w", err)

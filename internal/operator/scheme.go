@@ -5,12 +5,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	neutronv1alpha1 "github.com/anvil/anvil/api/neutron/v1alpha1"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	ovnv1alpha1 "github.com/anvil/anvil/api/ovn/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/conditions"
 	hypervisorv1 "github.com/anvil/anvil/internal/hypervisor/v1"
 )
 
@@ -31,4 +33,12 @@ func NewScheme() *runtime.Scheme {
 	// cert-manager's Certificate, which issues the OVN central's TLS.
 	utilruntime.Must(cmv1.AddToScheme(s))
 	return s
+}
+
+// exportConditions points anvil_object_condition at every Anvil kind in
+// mgr's cache, which the controllers already watch.
+func exportConditions(mgr ctrl.Manager) {
+	conditions.ExportFrom(mgr.GetCache(), mgr.GetScheme(),
+		&c5c3v1alpha1.ControlPlaneList{}, &novav1alpha1.NovaList{}, &novav1alpha1.NovaComputeList{},
+		&ovnv1alpha1.OVNCentralList{}, &ovnv1alpha1.OVNChassisList{}, &neutronv1alpha1.NeutronMetadataAgentList{})
 }

@@ -133,7 +133,10 @@ if grep -q '/validate-c5c3-io-v1alpha1-controlplane$' <<<"$hooks"; then
     || fail "the allowlist refusal does not name spec.services.keystone.publicEndpoint: $refused"
   pass "the ControlPlane webhook refuses a plain http Keystone and one outside --allowed-keystone-hosts"
 else
-  echo "skip: the devstack registered no ControlPlane webhook (the operator does not serve it yet)"
+  # The operator serves this webhook (internal/webhook/controlplane.go) and
+  # the devstack registers every path it serves, so its absence is a broken
+  # devstack or operator, never a reason to run step 1 unchecked.
+  fail "the devstack registered no ControlPlane webhook (/validate-c5c3-io-v1alpha1-controlplane); registered: ${hooks:-none}"
 fi
 
 # Step 1, as the guide writes it. The block reads the URL from its stdin,

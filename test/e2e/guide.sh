@@ -9,9 +9,10 @@
 # pool goes, and compute-b is detached in the guide's order: the pool,
 # then the metadata agent, then the chassis. After the detach nothing Anvil
 # wrote is left on compute-b, and each copy's reaping is seen as an event.
-# Last, `anvil-dev guide-check` fails the run if a command of the guide is
-# run by none of these scripts and the user guide in docs/ does not say
-# why the devstack leaves it out.
+# First, `anvil-dev guide-check` fails the run if a command of the guide is
+# run by none of these scripts, or a manifest of it is applied by none as
+# written, and the user guide in docs/ does not say why the devstack
+# leaves it out.
 #
 # It uses its own state directory, so it never touches a developer's
 # .devstack. With E2E_GUIDE_ON_STACK set it runs on the devstack that
@@ -54,7 +55,7 @@ trap cleanup EXIT
 go build -o "$anvil_dev" ./internal/dev/cmd/anvil-dev
 # The command list is checked first: a guide that changed fails in seconds.
 "$anvil_dev" guide-check --seed "$seed" --commands test/e2e/guide-commands.txt \
-  --guide docs/guides/connect-a-compute-cluster.md \
+  --manifests test/e2e/guide-manifests.yaml --guide docs/guides/connect-a-compute-cluster.md \
   test/e2e/guide.sh test/e2e/guide-step1.sh test/e2e/guide-steps.sh test/e2e/guide-rotation.sh
 
 if [[ -z "${E2E_GUIDE_ON_STACK:-}" ]]; then
@@ -135,6 +136,9 @@ spec:
     sharedSecretRef:
       name: controlplane-nova-metadata-agent-secret
 EOF
+# Only compute-a-node-1 runs the agent for real (see MetadataAgentNode in
+# internal/dev/devstack): compute-b's pods are played by its pod runner, so
+# Ready here proves the agent's objects and the copy, not a served request.
 kubectl wait neutronmetadataagent/controlplane-compute-b-metadata -n openstack \
   --for=condition=Ready --timeout=5m >/dev/null || fail "compute-b: the metadata agent is not Ready"
 
@@ -160,7 +164,7 @@ kubectl wait novacompute/controlplane-compute-b -n openstack \
 listed="$(kubectl --context "$COMPUTE_CONTEXT" get secret controlplane-nova-compute-config \
   controlplane-nova-hypervisor-operator-auth controlplane-nova-metadata-agent-secret -n openstack -o name)"
 [[ "$(wc -l <<<"$listed")" == 3 ]] || fail "compute-b lacks a copy: $listed"
-pass "compute-b: the chassis, the agent and the pool are Ready, with the mirror, the auth copy and the metadata copy"
+pass "compute-b: the chassis, the agent (pods played, not a real agent) and the pool are Ready, with the mirror, the auth copy and the metadata copy"
 
 # ---- Rotation with a RollingUpdate pool on compute-a and an OnDelete pool
 # on compute-b, and a node leaving compute-a's pool.

@@ -25,12 +25,15 @@ type Summary struct {
 
 // Summarize stamps observedGeneration only when the pass's outcome
 // describes generation (it succeeded, or stopped at a wait or at invalid
-// input its condition reports) and derives Ready. It is pure.
+// input its condition reports), derives Ready, and sets Reconciling and
+// Stalled from it (Progress). It is pure.
 func Summarize(status *anvilmeta.CommonStatus, generation int64, passErr error, sum Summary) {
 	if flow.Described(passErr) {
 		status.ObservedGeneration = generation
 	}
-	apimeta.SetStatusCondition(&status.Conditions, Ready(sum.Steps, status.Conditions, generation, sum.ReadyMessage))
+	ready := Ready(sum.Steps, status.Conditions, generation, sum.ReadyMessage)
+	apimeta.SetStatusCondition(&status.Conditions, ready)
+	Progress(&status.Conditions, ready, passErr)
 }
 
 // PatchStatus ends every pass the same way: Summarize, then write the

@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/anvil/anvil/internal/dev/kstatustest"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -72,6 +76,9 @@ func TestIntegrationRemoteMessagingHandOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := waitNovaReady(t, "hand", c5c3v1alpha1.WaitingForRemoteMessagingReason)
+	// A Secret not there yet is a wait (GitOps may apply it later):
+	// InProgress, not Failed.
+	kstatustest.Await(t, e.Management.Client, cp.DeepCopy(), status.InProgressStatus)
 	if !strings.HasPrefix(c.Message, "services.nova.remoteCompute.transportURLSecretRef:") {
 		t.Errorf("message = %q", c.Message)
 	}
@@ -85,6 +92,7 @@ func TestIntegrationRemoteMessagingHandOver(t *testing.T) {
 
 	putSecret(t, "hand-missing", map[string]string{"transport_url": "amqp://nova:remote-PASSWORD-b2@broker:5672/"})
 	c = waitNovaReady(t, "hand", c5c3v1alpha1.NovaRemoteMessagingErrorReason)
+	kstatustest.Await(t, e.Management.Client, cp.DeepCopy(), status.FailedStatus)
 	if !strings.Contains(c.Message, `"amqp"`) || strings.Contains(c.Message, "broker") {
 		t.Errorf("message = %q", c.Message)
 	}

@@ -65,6 +65,10 @@ type StepError struct {
 	RequeueAfter time.Duration
 	// Terminal marks invalid input the user must fix; retrying cannot help.
 	Terminal bool
+	// NeedsUser marks a wait that only a person can end, such as a
+	// namespace an administrator has not opted in: the pass is retried
+	// after RequeueAfter, but the object reads as stalled meanwhile.
+	NeedsUser bool
 }
 
 func (e *StepError) Error() string { return e.Err.Error() }
@@ -96,6 +100,16 @@ func ReasonOf(err error) string {
 		return se.Reason
 	}
 	return ""
+}
+
+// Stalled tells whether a pass that ended with err stopped on input that
+// a retry cannot fix, and returns the condition and reason it reported.
+func Stalled(err error) (condition, reason string, ok bool) {
+	var se *StepError
+	if errors.As(err, &se) && (se.Terminal || se.NeedsUser) {
+		return se.Condition, se.Reason, true
+	}
+	return "", "", false
 }
 
 // Described tells whether the status written after a pass that ended with

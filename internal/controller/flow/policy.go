@@ -31,7 +31,7 @@ type PolicyCheck struct {
 // Admission checked the same policy; an object that bypassed it, or was
 // admitted before the policy tightened, stops here. A refused spec is
 // terminal until it or the policy changes; a namespace without the opt-in
-// is a wait.
+// is a wait that reads as stalled.
 func EnforceWorkloadPolicy(ctx context.Context, reader client.Reader, c PolicyCheck) error {
 	if len(c.Refusals) > 0 {
 		return Invalid(c.Condition, anvilmeta.RefusedByPolicyReason, c.Refusals.ToAggregate())
@@ -41,7 +41,11 @@ func EnforceWorkloadPolicy(ctx context.Context, reader client.Reader, c PolicyCh
 		return Fail(c.Condition, c.ErrorReason, err)
 	}
 	if refusal != nil {
-		return Wait(c.Condition, anvilmeta.NamespaceNotOptedInReason, c.Recheck, "%s", refusal.Error())
+		// Only an administrator can label the namespace, so the object
+		// reads as stalled while the controller keeps looking.
+		wait := Wait(c.Condition, anvilmeta.NamespaceNotOptedInReason, c.Recheck, "%s", refusal.Error()).(*StepError)
+		wait.NeedsUser = true
+		return wait
 	}
 	return nil
 }

@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/anvil/anvil/internal/dev/kstatustest"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
@@ -28,6 +32,8 @@ func TestIntegrationAgentPolicyWithoutTheWebhook(t *testing.T) {
 	restore()
 
 	got := waitAgent(t, a.Name, neutronv1alpha1.DaemonSetReadyCondition, anvilmeta.RefusedByPolicyReason)
+	// A refused spec is input no retry fixes: GitOps tools read it Failed.
+	kstatustest.Await(t, e.Management.Client, got.DeepCopy(), status.FailedStatus)
 	msg := condition(got, neutronv1alpha1.DaemonSetReadyCondition).Message
 	if !strings.Contains(msg, "spec.image.repository") || !strings.Contains(msg, "registry.invalid/evil/neutron is not allowed") {
 		t.Errorf("DaemonSetReady message %q does not name the field and the image", msg)

@@ -7,6 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/anvil/anvil/internal/dev/kstatustest"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -150,6 +154,8 @@ func TestIntegrationWithdrawingRemoteComputeDoesNotWaitOnABadInput(t *testing.T)
 	waitCondition(t, "withdraw", novav1alpha1.ComputeConfigPublishedReason)
 	putSecret(t, "withdraw-password", map[string]string{"password": "bad\npassword"})
 	waitCondition(t, "withdraw", novav1alpha1.ComputeConfigErrorReason)
+	// A malformed password is input no retry fixes: GitOps tools read it Failed.
+	kstatustest.Await(t, e.Management.Client, getNova(t, "withdraw"), status.FailedStatus)
 
 	n := getNova(t, "withdraw")
 	n.Spec.RemoteCompute = nil

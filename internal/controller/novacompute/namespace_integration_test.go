@@ -6,6 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/anvil/anvil/internal/dev/kstatustest"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -54,6 +59,12 @@ func TestIntegrationPoolNamespaceWithoutOptIn(t *testing.T) {
 		return cond != nil && cond.Reason == novav1alpha1.NamespaceNotOptedInReason &&
 			strings.Contains(cond.Message, team.Name) && strings.Contains(cond.Message, novav1alpha1.PrivilegedPoolsLabel), msg
 	})
+	// Only an administrator can end this wait: GitOps tools read it
+	// Failed, and the condition gauge says Stalled.
+	kstatustest.Await(t, c, pool.DeepCopy(), status.FailedStatus)
+	if v, ok := conditionGauge(t, team.Name, pool.Name, anvilmeta.StalledCondition, "True"); !ok || v != 1 {
+		t.Errorf("anvil_object_condition Stalled=True reads %v (found %v), want 1", v, ok)
+	}
 	p := &novav1alpha1.NovaCompute{}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(pool), p); err != nil {
 		t.Fatal(err)
@@ -82,6 +93,15 @@ func TestIntegrationPoolNamespaceWithoutOptIn(t *testing.T) {
 	// The refusal is retried every resync; the pass then reaches the Nova,
 	// which does not exist.
 	waitPoolIn(t, team.Name, pool.Name, novav1alpha1.NovaReadyCondition, novav1alpha1.NovaNotFoundReason)
+	// A Nova that does not exist yet is a wait (GitOps may apply it
+	// later): InProgress, and the Stalled series is gone.
+	kstatustest.Await(t, c, pool.DeepCopy(), status.InProgressStatus)
+	if v, ok := conditionGauge(t, team.Name, pool.Name, anvilmeta.ReconcilingCondition, "True"); !ok || v != 1 {
+		t.Errorf("anvil_object_condition Reconciling=True reads %v (found %v), want 1", v, ok)
+	}
+	if _, ok := conditionGauge(t, team.Name, pool.Name, anvilmeta.StalledCondition, "True"); ok {
+		t.Error("anvil_object_condition still reports Stalled")
+	}
 	if err := c.Delete(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
@@ -99,4 +119,30 @@ func waitPoolIn(t *testing.T, namespace, name, typ, reason string) {
 		cond, msg := conditionOf(p, typ)
 		return cond != nil && cond.Reason == reason, msg
 	})
+}
+
+// conditionGauge reads anvil_object_condition of the pool from the
+// process's registry, which the operator in this test process feeds.
+func conditionGauge(t *testing.T, namespace, name, condType, condStatus string) (float64, bool) {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"kind": "NovaCompute", "namespace": namespace, "name": name, "type": condType, "status": condStatus}
+	for _, f := range families {
+		if f.GetName() != "anvil_object_condition" {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if want[l.GetName()] != l.GetValue() {
+					continue series
+				}
+			}
+			return m.GetGauge().GetValue(), true
+		}
+	}
+	return 0, false
 }

@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/anvil/anvil/internal/dev/kstatustest"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,6 +53,8 @@ func TestIntegrationChassisPolicyWithoutTheWebhook(t *testing.T) {
 	key := client.ObjectKeyFromObject(ch)
 
 	got := waitChassisAt(t, key, ovnv1alpha1.OVSReadyCondition, anvilmeta.RefusedByPolicyReason, 30*time.Second)
+	// A refused spec is input no retry fixes: GitOps tools read it Failed.
+	kstatustest.Await(t, c, &ovnv1alpha1.OVNChassis{ObjectMeta: metav1.ObjectMeta{Name: ch.Name, Namespace: ns.Name}}, status.FailedStatus)
 	msg := conditionMessage(got.Status.Conditions, ovnv1alpha1.OVSReadyCondition)
 	for _, want := range []string{"spec.image.repository", "spec.tolerations[0]"} {
 		if !strings.Contains(msg, want) {

@@ -1,9 +1,10 @@
-// Package guidecheck finds the shell commands of a how-to guide written as
-// plain text, and tells which of them an end-to-end script does not run.
-// The guide "Connect a compute cluster" is the product's main task; its
-// end-to-end test claims to run every command of it, and this package is
-// how that claim is checked rather than trusted. A command the devstack
-// cannot run is exempt only when the user guide in docs/ says why.
+// Package guidecheck finds the shell commands and the YAML manifests of a
+// how-to guide written as plain text, and tells which of them the
+// end-to-end scripts do not run or do not apply as written. The guide
+// "Connect a compute cluster" is the product's main task; its end-to-end
+// test claims to run all of it, and this package is how that claim is
+// checked rather than trusted. A command or manifest the devstack cannot
+// run as written is exempt only when the user guide in docs/ says why.
 package guidecheck
 
 import (
@@ -14,15 +15,21 @@ import (
 
 // commandStarts are the first words that open a command line in the
 // guide. Prose never starts with them, and every command the guide gives
-// does.
-var commandStarts = []string{"kubectl ", "openstack ", "helm ", "printf ", "IFS=", "unset ", "jq ", "make "}
+// does. The list also names tools the guide does not use today, such as
+// git or curl, so a command of theirs added later is checked rather than
+// read as prose; Unrecognized catches a tool this list does not name.
+var commandStarts = []string{
+	"kubectl ", "openstack ", "helm ", "printf ", "IFS=", "unset ", "jq ", "make ",
+	"chainsaw ", "go ", "git ", "curl ", "cat ", "export ", "base64 ", "flux ", "anvil ", "anvil-dev ",
+}
 
 // assignment matches a shell variable assignment that opens a command,
 // such as `zone="$(kubectl ...` or `host=<node>`.
 var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=\S`)
 
-// heredoc finds the delimiter of a here-document a command opens.
-var heredoc = regexp.MustCompile(`<<-?'?"?([A-Za-z_]+)'?"?`)
+// heredoc finds the delimiter of a here-document a command opens. A
+// here-string (<<<) opens none, so a third < before or after is no match.
+var heredoc = regexp.MustCompile(`(?:^|[^<])<<-?\s*['"]?([A-Za-z_][A-Za-z0-9_]*)['"]?`)
 
 // Extract returns the guide's commands in order, each one logical line:
 // continuation lines joined, whitespace collapsed. Here-document bodies are
@@ -173,6 +180,28 @@ func Exemptions(markdown, section string) []string {
 		if m := exemptionRow.FindStringSubmatch(line); m != nil && strings.Trim(m[2], "- ") != "" {
 			out = append(out, strings.ReplaceAll(m[1], `\|`, "|"))
 		}
+	}
+	return out
+}
+
+// bareWord matches a line that opens with a lowercase word and a space, the
+// way a command does; the guide's sentences open with a capital, a bullet
+// or a word with punctuation, such as `port:`.
+var bareWord = regexp.MustCompile(`^[a-z][a-z0-9_-]* `)
+
+// Unrecognized returns the lines of the guide that look like a command of
+// a tool commandStarts does not name: they open with a bare lowercase word
+// and, unlike the guide's sentences, end in neither a full stop nor a
+// colon. Extract would read such a command as prose, so the check names it
+// instead of passing without it.
+func Unrecognized(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		if !bareWord.MatchString(line) || opensCommand(line) || strings.HasSuffix(t, ".") || strings.HasSuffix(t, ":") {
+			continue
+		}
+		out = append(out, t)
 	}
 	return out
 }
