@@ -26,17 +26,21 @@ func nodes(s *store, pool string, count func(phase string, since time.Duration) 
 }
 
 // condition records the condition gauge of one object the way the
-// operator sets it: 1 on the series of the current status, 0 on the two
-// others. status says the status at each time.
+// operator exports it: 1 on the series of the current status, 0 on the two
+// others, from both replicas, since each reads its own cache. status says
+// the status at each time. An alert must still fire once per object.
 func condition(s *store, kind, name, condType string, status func(since time.Duration) string) {
-	for _, st := range []string{"True", "False", "Unknown"} {
-		s.add("anvil_object_condition", map[string]string{"kind": kind, "namespace": "openstack", "name": name, "type": condType, "status": st},
-			func(since time.Duration) float64 {
-				if status(since) == st {
-					return 1
-				}
-				return 0
-			})
+	for _, instance := range []string{leader, follower} {
+		for _, st := range []string{"True", "False", "Unknown"} {
+			s.addFrom(job, instance, "anvil_object_condition",
+				map[string]string{"kind": kind, "namespace": "openstack", "name": name, "type": condType, "status": st},
+				func(since time.Duration) float64 {
+					if status(since) == st {
+						return 1
+					}
+					return 0
+				})
+		}
 	}
 }
 

@@ -51,23 +51,34 @@ func newStore(t *testing.T, inv inventory, span time.Duration) *store {
 	return &store{t: t, inv: inv, span: span}
 }
 
+// leader and follower are the instances of two operator replicas.
+const (
+	leader   = "10.0.0.7:8443"
+	follower = "10.0.0.8:8443"
+)
+
 // add records a series of the operator's scrape: its labels plus job and
-// instance, and a value at every scrape, given as a function of the time
-// since epoch. A NaN value leaves that scrape out, as a series that did
-// not exist yet or any more.
+// instance (the leader's), and a value at every scrape, given as a function
+// of the time since epoch. A NaN value leaves that scrape out, as a series
+// that did not exist yet or any more.
 func (s *store) add(name string, lbls map[string]string, value func(since time.Duration) float64) {
-	s.addScrape(job, name, lbls, value)
+	s.addFrom(job, leader, name, lbls, value)
 }
 
 // addScrape is add for the scrape of another job: a second operator whose
 // controller-runtime metrics the same Prometheus collects.
 func (s *store) addScrape(scrapeJob, name string, lbls map[string]string, value func(since time.Duration) float64) {
+	s.addFrom(scrapeJob, leader, name, lbls, value)
+}
+
+// addFrom records a series scraped from one instance of a job.
+func (s *store) addFrom(scrapeJob, instance, name string, lbls map[string]string, value func(since time.Duration) float64) {
 	s.t.Helper()
 	all := maps.Clone(lbls)
 	if all == nil {
 		all = map[string]string{}
 	}
-	all["job"], all["instance"] = scrapeJob, "10.0.0.7:8443"
+	all["job"], all["instance"] = scrapeJob, instance
 	if err := s.inv.checkSeries(name, all); err != nil {
 		s.t.Fatal(err)
 	}
