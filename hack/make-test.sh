@@ -119,6 +119,8 @@ setup() {
     touch "$logs/openstack-started"
   fi
   go mod download
+  # test/monitoring is a module of its own (docs/design/monitoring.md).
+  (cd test/monitoring && go mod download)
   echo $((SECONDS - start)) >"$logs/setup-seconds"
 }
 

@@ -334,6 +334,9 @@ func NewManager(cfg *rest.Config, o *Options) (ctrl.Manager, error) {
 			return nil, fmt.Errorf("setting up the webhook certificates: %w", err)
 		}
 	}
+	if err := mgr.Add(newCertExpiryWatcher(o)); err != nil {
+		return nil, fmt.Errorf("adding the certificate expiry gauge: %w", err)
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding the liveness probe: %w", err)
 	}

@@ -187,6 +187,9 @@ func (r *Registry) Start(ctx context.Context) error {
 		delete(r.clusters, name)
 	}
 	r.updateGauges()
+	// A stopped registry reaches no cluster: its per-cluster series go, so
+	// that a registry started later in the same process starts clean.
+	clusterReachable.Reset()
 	return nil
 }
 
@@ -202,13 +205,13 @@ func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	secret := &corev1.Secret{}
 	if err := r.mgmt.Get(ctx, req.NamespacedName, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.disengage(req.Name, "it is not registered")
+			r.disengage(req.Name, notRegisteredReason)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading registration Secret %s: %w", req.NamespacedName, err)
 	}
 	if !secret.DeletionTimestamp.IsZero() || secret.Labels[RegistrationLabel] != "true" {
-		r.disengage(req.Name, "it is not registered")
+		r.disengage(req.Name, notRegisteredReason)
 		return ctrl.Result{}, nil
 	}
 
@@ -373,6 +376,10 @@ func (r *Registry) disengage(name, reason string) {
 	e := r.clusters[name]
 	delete(r.clusters, name)
 	r.pending[name] = reason
+	if reason == notRegisteredReason {
+		// The name is no compute cluster any more; a 0 would page for it.
+		clusterReachable.DeleteLabelValues(name)
+	}
 	r.updateGauges()
 	r.mu.Unlock()
 	if e != nil {
@@ -387,6 +394,7 @@ func (r *Registry) setPending(name, reason string) {
 	defer r.mu.Unlock()
 	if r.clusters[name] == nil {
 		r.pending[name] = reason
+		r.updateGauges()
 	}
 }
 
@@ -396,12 +404,23 @@ func (r *Registry) engaged(name string) *engagement {
 	return r.clusters[name]
 }
 
-// updateGauges sets the gauges from the current map; r.mu must be held.
+// updateGauges sets the gauges from the current maps; r.mu must be held.
+// A registered cluster the operator cannot use (its engagement failed, or
+// its registration or endpoint was refused) reads 0 in the per-cluster
+// gauge, like an engaged one whose readiness probe fails: either way the
+// operator does not reach it.
 func (r *Registry) updateGauges() {
 	unreachable := 0
-	for _, e := range r.clusters {
-		if !e.healthy.Load() {
+	for name, e := range r.clusters {
+		healthy := e.healthy.Load()
+		if !healthy {
 			unreachable++
+		}
+		clusterReachable.WithLabelValues(name).Set(boolValue(healthy))
+	}
+	for name, reason := range r.pending {
+		if r.clusters[name] == nil && reason != notRegisteredReason {
+			clusterReachable.WithLabelValues(name).Set(0)
 		}
 	}
 	clustersEngaged.Set(float64(len(r.clusters)))
@@ -466,7 +485,7 @@ func (r *Registry) Resolve(name string) (*Remote, error) {
 	r.mu.RUnlock()
 	if e == nil {
 		if pending == "" {
-			pending = "it is not registered"
+			pending = notRegisteredReason
 		}
 		return nil, &UnavailableError{Cluster: name, Reason: pending}
 	}

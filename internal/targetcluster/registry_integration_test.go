@@ -581,6 +581,14 @@ func TestIntegrationUnreachableClusterCostsOnlyItsOwnObjects(t *testing.T) {
 		}
 	}
 	t.Logf("compute-b's owners reported TargetClusterUnavailable %s after its apiserver stopped", time.Since(stopped).Round(100*time.Millisecond))
+	// The alert on an unreachable cluster reads this gauge: it names the
+	// cluster that is down and only that one.
+	if v, ok := reachable(t, "compute-b"); !ok || v != 0 {
+		t.Errorf("anvil_target_cluster_reachable{cluster=compute-b} = %v (present %v) while its apiserver is down, want 0", v, ok)
+	}
+	if v, ok := reachable(t, "compute-a"); !ok || v != 1 {
+		t.Errorf("anvil_target_cluster_reachable{cluster=compute-a} = %v (present %v), want 1", v, ok)
+	}
 
 	degraded := convergeLatency(t, "lat-down", "compute-a", samples)
 	up, down := median(baseline), median(degraded)
@@ -601,6 +609,32 @@ func TestIntegrationUnreachableClusterCostsOnlyItsOwnObjects(t *testing.T) {
 	for _, name := range []string{"on-b-1", "on-b-2", "on-b-3"} {
 		waitReady(t, name, "ChildWritten", time.Minute)
 	}
+	if v, ok := reachable(t, "compute-b"); !ok || v != 1 {
+		t.Errorf("anvil_target_cluster_reachable{cluster=compute-b} = %v (present %v) once it answers again, want 1", v, ok)
+	}
+}
+
+// reachable reads the reachability gauge of one cluster, and whether it
+// has a series at all.
+func reachable(t *testing.T, cluster string) (float64, bool) {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "anvil_target_cluster_reachable" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "cluster" && l.GetValue() == cluster {
+					return m.GetGauge().GetValue(), true
+				}
+			}
+		}
+	}
+	return 0, false
 }
 
 // assertNoLeak fails if any secret string appears in the operator's log or

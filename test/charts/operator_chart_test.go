@@ -1,6 +1,7 @@
 package charts_test
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -47,6 +48,7 @@ var operatorVariants = map[string][]string{
 	"defaults": nil,
 	"everything on": {"--set", "networkPolicy.enabled=true", "--set", "serviceMonitor.enabled=true",
 		"--set", "podDisruptionBudget.enabled=true", "--set", "replicas=2",
+		"--set", "monitoring.prometheusRule.enabled=true", "--set", "monitoring.dashboard.enabled=true",
 		"--set", "metrics.readers[0].kind=ServiceAccount,metrics.readers[0].name=prometheus,metrics.readers[0].namespace=monitoring"},
 	"operator certificates":  {"--set", "webhook.certificates.mode=operator"},
 	"three namespaces":       {"--set", "watchNamespaces={openstack,ovn,tenant-a}"},
@@ -281,6 +283,9 @@ func TestOperatorChartSchemaRejectsBadValues(t *testing.T) {
 		{"keystone entry with a path", []string{"--set", "allowedKeystoneHosts={http://keystone.example/v3}"}, "at '/allowedKeystoneHosts/0'"},
 		{"clusters namespace is watched", []string{"--set", "clustersNamespace=openstack"}, `values.clustersNamespace "openstack" is also in values.watchNamespaces`},
 		{"management cluster id not a label value", []string{"--set", "managementClusterID=prod/eu"}, "at '/managementClusterID'"},
+		{"runbook base not a URL", []string{"--set", "monitoring.prometheusRule.runbookBaseURL=docs/runbooks"}, "at '/monitoring/prometheusRule/runbookBaseURL'"},
+		{"dashboard namespace invalid", []string{"--set", "monitoring.dashboard.namespace=Grafana"}, "/monitoring/dashboard/namespace"},
+		{"unknown monitoring key", []string{"--set", "monitoring.alerts.enabled=true"}, "additional properties 'alerts' not allowed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -441,7 +446,7 @@ func checkMountsSecret(t *testing.T, objs rendered, name string) {
 }
 
 func TestOperatorChartOptionalObjects(t *testing.T) {
-	optional := []string{"NetworkPolicy", "ServiceMonitor", "PodDisruptionBudget"}
+	optional := []string{"NetworkPolicy", "ServiceMonitor", "PodDisruptionBudget", "PrometheusRule"}
 	for _, kind := range optional {
 		if n := len(renderOperator(t).ofKind(kind)); n != 0 {
 			t.Errorf("%d %s rendered by default, want none", n, kind)
@@ -452,6 +457,39 @@ func TestOperatorChartOptionalObjects(t *testing.T) {
 		if n := len(objs.ofKind(kind)); n != 1 {
 			t.Errorf("%d %s rendered when enabled, want 1", n, kind)
 		}
+	}
+}
+
+// The dashboard's ConfigMap is off by default, carries the sidecar's label
+// and lands where the values say; the PrometheusRule takes the labels a
+// ruleSelector needs. test/monitoring checks what both contain.
+func TestOperatorChartMonitoringObjects(t *testing.T) {
+	dashboards := func(objs rendered) []*unstructured.Unstructured {
+		var out []*unstructured.Unstructured
+		for _, o := range objs.ofKind("ConfigMap") {
+			if o.GetLabels()["grafana_dashboard"] == "1" {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	if n := len(dashboards(renderOperator(t))); n != 0 {
+		t.Errorf("%d dashboard ConfigMaps by default, want none", n)
+	}
+	objs := renderOperator(t, "--set", "monitoring.dashboard.enabled=true", "--set", "monitoring.dashboard.namespace=grafana",
+		"--set", "monitoring.dashboard.annotations.grafana_folder=Anvil",
+		"--set", "monitoring.prometheusRule.enabled=true", "--set", "monitoring.prometheusRule.labels.release=prometheus")
+	found := dashboards(objs)
+	if len(found) != 1 {
+		t.Fatalf("%d dashboard ConfigMaps, want 1", len(found))
+	}
+	cm := convert[corev1.ConfigMap](t, found[0])
+	if cm.Namespace != "grafana" || cm.Annotations["grafana_folder"] != "Anvil" || !strings.HasPrefix(cm.Data["anvil-operator.json"], "{") {
+		t.Errorf("dashboard ConfigMap %s/%s, annotations %v, data keys %v", cm.Namespace, cm.Name, cm.Annotations, slices.Collect(maps.Keys(cm.Data)))
+	}
+	rule := objs.get(t, "PrometheusRule", operatorNamespace, "anvil-operator")
+	if rule.GetLabels()["release"] != "prometheus" {
+		t.Errorf("PrometheusRule labels %v, want release=prometheus among them", rule.GetLabels())
 	}
 }
 
