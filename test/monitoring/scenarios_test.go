@@ -30,10 +30,15 @@ func nodes(s *store, pool string, count func(phase string, since time.Duration) 
 // others, from both replicas, since each reads its own cache. status says
 // the status at each time. An alert must still fire once per object.
 func condition(s *store, kind, name, condType string, status func(since time.Duration) string) {
+	conditionWithReason(s, kind, name, condType, "Some", status)
+}
+
+// conditionWithReason is condition under one reason throughout.
+func conditionWithReason(s *store, kind, name, condType, reason string, status func(since time.Duration) string) {
 	for _, instance := range []string{leader, follower} {
 		for _, st := range []string{"True", "False", "Unknown"} {
 			s.addFrom(job, instance, "anvil_object_condition",
-				map[string]string{"kind": kind, "namespace": "openstack", "name": name, "type": condType, "status": st},
+				map[string]string{"kind": kind, "namespace": "openstack", "name": name, "type": condType, "status": st, "reason": reason},
 				func(since time.Duration) float64 {
 					if status(since) == st {
 						return 1
@@ -159,13 +164,15 @@ var scenarios = map[string]scenario{
 	},
 	"AnvilComputeConfigMirrorRefused": {
 		firing: func(s *store, _ time.Duration) {
-			condition(s, "ControlPlane", "region-1", "NovaReady", statusUntil(0, "False", "False"))
+			conditionWithReason(s, "ControlPlane", "region-1", "NovaReady", "NovaComputeConfigError", statusUntil(0, "False", "False"))
 		},
-		// A NovaReady that waited five minutes for the Nova's rollout, and a
-		// pool's own NovaReady False, which is the pool's business.
+		// A refusal of five minutes, a NovaReady that waits on another cause
+		// for long, and a pool's own NovaReady False, which is the pool's
+		// business.
 		healthy: func(s *store, span time.Duration) {
-			condition(s, "ControlPlane", "region-1", "NovaReady", statusUntil(span-5*time.Minute, "True", "False"))
-			condition(s, "NovaCompute", "rack-1", "NovaReady", statusUntil(0, "False", "False"))
+			conditionWithReason(s, "ControlPlane", "region-1", "NovaReady", "NovaComputeConfigError", statusUntil(span-5*time.Minute, "True", "False"))
+			conditionWithReason(s, "ControlPlane", "region-2", "NovaReady", "WaitingForNova", statusUntil(0, "False", "False"))
+			conditionWithReason(s, "NovaCompute", "rack-1", "NovaReady", "NovaComputeConfigError", statusUntil(0, "False", "False"))
 		},
 	},
 	"AnvilServingCertificateExpiringSoon": {

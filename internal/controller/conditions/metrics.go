@@ -16,10 +16,12 @@ import (
 
 // conditionDesc is the one series family of every Anvil object's
 // conditions: 1 on the series of the condition's current status, 0 on the
-// two others, so alerts can test `== 1` and dashboards can sum.
+// two others, so alerts can test `== 1` and dashboards can sum. The reason
+// is a label too, so an alert can tell one cause from another; reasons are
+// documented constants, so its values stay few.
 var conditionDesc = prometheus.NewDesc("anvil_object_condition",
-	"Conditions of every Anvil object: 1 for the condition's current status, 0 for the other two.",
-	[]string{"kind", "namespace", "name", "type", "status"}, nil)
+	"Conditions of every Anvil object: 1 for the condition's current status, 0 for the other two; reason is the condition's.",
+	[]string{"kind", "namespace", "name", "type", "status", "reason"}, nil)
 
 // statuses are the values a condition's status label takes.
 var statuses = []string{"True", "False", "Unknown"}
@@ -93,12 +95,13 @@ func emitConditions(ch chan<- prometheus.Metric, scheme *runtime.Scheme, o runti
 		cond, _ := raw.(map[string]any)
 		typ, _ := cond["type"].(string)
 		current, _ := cond["status"].(string)
+		reason, _ := cond["reason"].(string)
 		for _, s := range statuses {
 			v := 0.0
 			if s == current {
 				v = 1
 			}
-			ch <- prometheus.MustNewConstMetric(conditionDesc, prometheus.GaugeValue, v, gvk.Kind, obj.GetNamespace(), obj.GetName(), typ, s)
+			ch <- prometheus.MustNewConstMetric(conditionDesc, prometheus.GaugeValue, v, gvk.Kind, obj.GetNamespace(), obj.GetName(), typ, s, reason)
 		}
 	}
 }

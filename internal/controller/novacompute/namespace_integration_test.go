@@ -137,7 +137,7 @@ func conditionGauge(t *testing.T, namespace, name, condType, condStatus string) 
 	series:
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if want[l.GetName()] != l.GetValue() {
+				if v, ok := want[l.GetName()]; ok && v != l.GetValue() {
 					continue series
 				}
 			}
