@@ -19,8 +19,7 @@ func TestProgress(t *testing.T) {
 		{Type: anvilmeta.ReconcilingCondition, Status: metav1.ConditionTrue, Reason: "Old"},
 		{Type: anvilmeta.StalledCondition, Status: metav1.ConditionTrue, Reason: "Old"},
 	}
-	optIn := flow.Wait("NovaReady", anvilmeta.NamespaceNotOptedInReason, 1, "namespace not opted in").(*flow.StepError)
-	optIn.NeedsUser = true
+	optIn := flow.WaitOnUser("NovaReady", anvilmeta.NamespaceNotOptedInReason, 1, "namespace not opted in")
 	tests := []struct {
 		name           string
 		conds          []metav1.Condition

@@ -92,6 +92,13 @@ func Wait(condition, reason string, d time.Duration, format string, args ...any)
 	return &StepError{Condition: condition, Reason: reason, Err: fmt.Errorf(format, args...), RequeueAfter: d}
 }
 
+// WaitOnUser is a wait that only a person can end, such as an
+// administrator's label: it is retried after d like any wait, and the
+// object reads as stalled meanwhile.
+func WaitOnUser(condition, reason string, d time.Duration, format string, args ...any) error {
+	return &StepError{Condition: condition, Reason: reason, Err: fmt.Errorf(format, args...), RequeueAfter: d, NeedsUser: true}
+}
+
 // ReasonOf returns the reason a pass's error reported, or "" for nil or an
 // error no step classified.
 func ReasonOf(err error) string {

@@ -43,9 +43,7 @@ func EnforceWorkloadPolicy(ctx context.Context, reader client.Reader, c PolicyCh
 	if refusal != nil {
 		// Only an administrator can label the namespace, so the object
 		// reads as stalled while the controller keeps looking.
-		wait := Wait(c.Condition, anvilmeta.NamespaceNotOptedInReason, c.Recheck, "%s", refusal.Error()).(*StepError)
-		wait.NeedsUser = true
-		return wait
+		return WaitOnUser(c.Condition, anvilmeta.NamespaceNotOptedInReason, c.Recheck, "%s", refusal.Error())
 	}
 	return nil
 }
