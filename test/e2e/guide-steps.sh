@@ -369,6 +369,14 @@ aggregates="$(kubectl get novacompute controlplane-compute-a -n openstack \
   -o jsonpath='{.status.conditions[?(@.type=="AggregatesReady")].reason}')"
 [[ "$aggregates" == NodesOutsideZoneAggregate ]] || fail "AggregatesReady reads $aggregates before the hypervisor operator ran"
 pass "step 6: the pool is Ready, $node is an up nova-compute, AggregatesReady reads NodesOutsideZoneAggregate"
+# The DaemonSet was written after the preflight Job, on compute-a and from
+# the pool's image, reached the devstack's bus, Keystone and Placement.
+preflight="$(kubectl get novacompute controlplane-compute-a -n openstack \
+  -o jsonpath='{.status.conditions[?(@.type=="PreflightReady")].reason}')"
+[[ "$preflight" == PreflightPassed ]] || fail "step 6: PreflightReady reads $preflight"
+job="$(kubectl --context "$COMPUTE_CONTEXT" get job controlplane-compute-a-preflight -n openstack -o jsonpath='{.status.succeeded}')"
+[[ "$job" == 1 ]] || fail "step 6: the preflight Job on compute-a did not succeed ($job)"
+pass "step 6: the preflight Job passed on compute-a before the DaemonSet started"
 
 # extraConfig is an allowlist: a key that loads code or files, swaps the
 # driver, or points the pool's credentials at another endpoint is refused,
