@@ -143,3 +143,24 @@ func TestHasNodeToCheckFrom(t *testing.T) {
 		}
 	}
 }
+
+func TestHoldsExistingDaemonSet(t *testing.T) {
+	n := func(phase string) novav1alpha1.NovaComputeNode {
+		return novav1alpha1.NovaComputeNode{Name: phase, Phase: phase}
+	}
+	tests := []struct {
+		name  string
+		nodes []novav1alpha1.NovaComputeNode
+		want  bool
+	}{
+		{"active nodes keep the old template", []novav1alpha1.NovaComputeNode{n(novav1alpha1.NodeActive), n(novav1alpha1.NodePending)}, true},
+		{"a drain needs the new rendering", []novav1alpha1.NovaComputeNode{n(novav1alpha1.NodeActive), n(novav1alpha1.NodeDraining)}, false},
+		{"no node to check from", []novav1alpha1.NovaComputeNode{n(novav1alpha1.NodeConflict)}, false},
+		{"no node at all", nil, false},
+	}
+	for _, tt := range tests {
+		if got := HoldsExistingDaemonSet(tt.nodes); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -19,7 +19,9 @@ import (
 func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outcome, error) {
 	pool := p.pool
 	if !p.preflightPassed {
-		return r.holdDaemonSet(ctx, p)
+		if held, err := r.holdDaemonSet(ctx, p); held || err != nil {
+			return flow.Continue, err
+		}
 	}
 	// The Policy step, first in the pass, refused a pool the policy
 	// forbids before this step could write its DaemonSet.
@@ -64,8 +66,12 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 // holdDaemonSet is the DaemonSet step while the preflight check has not
 // passed for the contract: no DaemonSet is created, and an existing one
 // keeps its template, so no hypervisor starts on, or rolls to, endpoints
-// its cluster cannot use. Its counters are still mirrored.
-func (r *Reconciler) holdDaemonSet(ctx context.Context, p *pass) (flow.Outcome, error) {
+// its cluster cannot use. Its counters are still mirrored. It does not
+// hold an existing DaemonSet while a node drains, or when no node could
+// run the check: the drain needs the DaemonSet to keep the leaving node's
+// pod by name, which only a new rendering does, and the roll that comes
+// with it is what a pool did before it had a preflight.
+func (r *Reconciler) holdDaemonSet(ctx context.Context, p *pass) (bool, error) {
 	pool := p.pool
 	live := &appsv1.DaemonSet{}
 	err := p.cluster.Reader.Get(ctx, client.ObjectKey{Namespace: pool.Namespace, Name: DaemonSetName(pool.Name)}, live)
@@ -74,17 +80,26 @@ func (r *Reconciler) holdDaemonSet(ctx context.Context, p *pass) (flow.Outcome, 
 		pool.Status.DesiredNumberScheduled, pool.Status.NumberReady = 0, 0
 		if !hasNodeToCheckFrom(pool.Status.Nodes) {
 			conditionsOf(pool).Set(novav1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, novav1alpha1.DaemonSetReadyReason, "no node needs a nova-compute pod")
-			return flow.Continue, nil
+			return true, nil
 		}
 		conditionsOf(pool).Set(novav1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForPreflightReason,
 			"the nova-compute DaemonSet is written once the preflight check passes")
-		return flow.Continue, nil
+		return true, nil
 	case err != nil:
-		return flow.Continue, flow.Fail(novav1alpha1.DaemonSetReadyCondition, novav1alpha1.DaemonSetErrorReason,
+		return true, flow.Fail(novav1alpha1.DaemonSetReadyCondition, novav1alpha1.DaemonSetErrorReason,
 			fmt.Errorf("reading DaemonSet %s: %w", DaemonSetName(pool.Name), err))
+	case !HoldsExistingDaemonSet(pool.Status.Nodes):
+		return false, nil
 	}
 	pool.Status.DesiredNumberScheduled, pool.Status.NumberReady = live.Status.DesiredNumberScheduled, live.Status.NumberReady
 	conditionsOf(pool).Set(novav1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForPreflightReason,
 		"the nova-compute DaemonSet keeps its current pods until the preflight check of the new contract passes")
-	return flow.Continue, nil
+	return true, nil
+}
+
+// HoldsExistingDaemonSet tells whether an existing DaemonSet keeps its
+// template while the preflight check has not passed: only while a node
+// could run the check and none drains. It is pure.
+func HoldsExistingDaemonSet(nodes []novav1alpha1.NovaComputeNode) bool {
+	return hasNodeToCheckFrom(nodes) && len(nodesInPhase(nodes, novav1alpha1.NodeDraining)) == 0
 }
