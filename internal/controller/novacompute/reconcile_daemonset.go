@@ -64,8 +64,8 @@ func (r *Reconciler) reconcileDaemonSet(ctx context.Context, p *pass) (flow.Outc
 }
 
 // holdDaemonSet is the DaemonSet step while the preflight check has not
-// passed for the contract: no DaemonSet is created, and an existing one
-// keeps its template, so no hypervisor starts on, or rolls to, endpoints
+// passed for the contract: no DaemonSet is created for a pool with nodes,
+// and an existing one keeps its template, so no hypervisor starts on, or rolls to, endpoints
 // its cluster cannot use. Its counters are still mirrored. It does not
 // hold an existing DaemonSet while a node drains, or when no node could
 // run the check: the drain needs the DaemonSet to keep the leaving node's
@@ -76,12 +76,12 @@ func (r *Reconciler) holdDaemonSet(ctx context.Context, p *pass) (bool, error) {
 	live := &appsv1.DaemonSet{}
 	err := p.cluster.Reader.Get(ctx, client.ObjectKey{Namespace: pool.Namespace, Name: DaemonSetName(pool.Name)}, live)
 	switch {
+	case apierrors.IsNotFound(err) && !hasNodeToCheckFrom(pool.Status.Nodes):
+		// A pool without nodes gets its DaemonSet as before: it runs
+		// nothing, and its rendering follows the spec.
+		return false, nil
 	case apierrors.IsNotFound(err):
 		pool.Status.DesiredNumberScheduled, pool.Status.NumberReady = 0, 0
-		if !hasNodeToCheckFrom(pool.Status.Nodes) {
-			conditionsOf(pool).Set(novav1alpha1.DaemonSetReadyCondition, metav1.ConditionTrue, novav1alpha1.DaemonSetReadyReason, "no node needs a nova-compute pod")
-			return true, nil
-		}
 		conditionsOf(pool).Set(novav1alpha1.DaemonSetReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForPreflightReason,
 			"the nova-compute DaemonSet is written once the preflight check passes")
 		return true, nil

@@ -29,9 +29,11 @@ const (
 )
 
 // reconcilePreflight runs the pool's preflight Job on its cluster for the
-// contract's current endpoints and records whether it passed. It never
-// stops the pass, since later steps must still drain; the DaemonSet step
-// writes nothing new until the check has passed.
+// contract's current endpoints and records whether it passed. A verdict,
+// failed or not, never stops the pass, since later steps must still drain;
+// the DaemonSet step writes nothing new until the check has passed. Only an
+// error reading or writing the Job, or a Job of its name that is not the
+// pool's, stops it.
 func (r *Reconciler) reconcilePreflight(ctx context.Context, p *pass) (flow.Outcome, error) {
 	pool := p.pool
 	if p.deleting {
@@ -41,7 +43,7 @@ func (r *Reconciler) reconcilePreflight(ctx context.Context, p *pass) (flow.Outc
 	}
 	if !hasNodeToCheckFrom(pool.Status.Nodes) {
 		conditionsOf(pool).Set(novav1alpha1.PreflightReadyCondition, metav1.ConditionTrue, novav1alpha1.NoNodeToCheckFromReason,
-			"the pool has no node yet; the check runs on the first one before the DaemonSet is written")
+			"the pool has no node to run the check on; it runs when one joins")
 		return flow.Continue, nil
 	}
 	live := &batchv1.Job{}
