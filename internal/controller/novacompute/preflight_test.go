@@ -164,3 +164,12 @@ func TestHoldsExistingDaemonSet(t *testing.T) {
 		}
 	}
 }
+
+// The script travels in the container's command, where the kubelet turns
+// "$$" into "$" and expands $(NAME): a dollar sign in it would not run as
+// written (an undoubling of the contract's passwords did not).
+func TestPreflightScriptHasNoDollarSign(t *testing.T) {
+	if i := strings.Index(preflightScript, "$"); i >= 0 {
+		t.Errorf("the preflight script holds a dollar sign at byte %d", i)
+	}
+}

@@ -24,9 +24,12 @@ TIMEOUT = 10
 
 
 def undouble(value):
-    # The contract doubles every "$" for oslo.config; the raw value is
-    # what a client sends.
-    return value.replace("$$", "$")
+    # The contract doubles every dollar sign for oslo.config; the raw value
+    # is what a client sends. The sign is spelled chr(36) because the script
+    # travels in the container's command, where the kubelet turns a doubled
+    # sign into one and expands dollar-parenthesis references.
+    dollar = chr(36)
+    return value.replace(dollar * 2, dollar)
 
 
 def read(directory, key):
