@@ -13,8 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
+	"github.com/anvil/anvil/internal/dev/metricstest"
 )
 
 // certPEM returns a self-signed certificate expiring at notAfter, in PEM.
@@ -67,20 +66,7 @@ func TestLeafNotAfter(t *testing.T) {
 // expirySeries reads the gauge's series by server.
 func expirySeries(t *testing.T) map[string]float64 {
 	t.Helper()
-	ch := make(chan prometheus.Metric)
-	go func() {
-		servingCertExpiry.Collect(ch)
-		close(ch)
-	}()
-	out := map[string]float64{}
-	for m := range ch {
-		var d dto.Metric
-		if err := m.Write(&d); err != nil {
-			t.Fatal(err)
-		}
-		out[d.GetLabel()[0].GetValue()] = d.GetGauge().GetValue()
-	}
-	return out
+	return metricstest.GaugesByLabel(t, servingCertExpiry)
 }
 
 // The gauge follows the files: a renewed certificate moves its series, a

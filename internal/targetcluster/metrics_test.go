@@ -4,6 +4,8 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/anvil/anvil/internal/dev/metricstest"
+
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -11,20 +13,7 @@ import (
 // reachability reads every series of the per-cluster gauge, by cluster.
 func reachability(t *testing.T) map[string]float64 {
 	t.Helper()
-	ch := make(chan prometheus.Metric)
-	go func() {
-		clusterReachable.Collect(ch)
-		close(ch)
-	}()
-	out := map[string]float64{}
-	for m := range ch {
-		var d dto.Metric
-		if err := m.Write(&d); err != nil {
-			t.Fatal(err)
-		}
-		out[d.GetLabel()[0].GetValue()] = d.GetGauge().GetValue()
-	}
-	return out
+	return metricstest.GaugesByLabel(t, clusterReachable)
 }
 
 // gaugeValue reads a plain gauge.
