@@ -110,7 +110,9 @@ const (
 	// NovaProjectionRejectedReason: the apiserver refused the projected
 	// Nova; the message carries the admission error.
 	NovaProjectionRejectedReason = "NovaProjectionRejected"
-	// NovaErrorReason: any other failure while projecting the Nova.
+	// NovaErrorReason: any other failure while projecting the Nova, or an
+	// input of the contract the Nova would refuse too, whose field the
+	// message names.
 	NovaErrorReason = "NovaError"
 	// WaitingForAdminCredentialsReason: the hypervisor operator's account
 	// is requested, or the compute catalog is to be registered (then on

@@ -86,14 +86,18 @@ func CachedKeystone(cache *openstack.SessionCache) KeystoneFactory {
 // pass is what one pass over a ControlPlane builds up, step by step.
 type pass struct {
 	cp *c5c3v1alpha1.ControlPlane
-	// nova is the projected Nova, Ready for its generation or rolling with
-	// a current contract; nil while services.nova is unset. Set by Nova.
+	// nova is the projected Nova, Ready for its generation or rolling; nil
+	// while services.nova is unset or the Nova is being installed. Set by
+	// Nova.
 	nova *novav1alpha1.Nova
-	// novaRolling is set when the Nova is not Ready but its contract is
-	// current: the contract is delivered, while the catalog, the hypervisor
-	// operator's account, the release of its inputs and NovaReady wait for
-	// the rollout. Set by Nova.
+	// novaRolling is set when the Nova is not Ready for its generation but
+	// has published a contract before (NovaRolling): the contract is
+	// delivered, while the catalog, the hypervisor operator's account, the
+	// release of its inputs and NovaReady wait for the rollout. Set by Nova.
 	novaRolling bool
+	// delivered is the data of the Nova's input Secrets this pass wrote,
+	// by name, which the mirror step renders from. Set by Nova.
+	delivered map[string]map[string][]byte
 	// hvoAuth is the data of the hypervisor operator's auth Secret, which
 	// the delivery step copies; nil while the account is not asked for.
 	hvoAuth map[string][]byte

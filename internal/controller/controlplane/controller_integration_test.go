@@ -185,7 +185,8 @@ func TestIntegrationMirrorsTheContractOntoPoolClusters(t *testing.T) {
 	b := waitMirror(t, "compute-b", "mir-nova-compute-config", func(*corev1.Secret) bool { return true }, 30*time.Second)
 	waitNovaReady(t, "mir", c5c3v1alpha1.NovaReadyReason)
 
-	// Rotating the service password reaches both mirrors in place within 2s.
+	// Rotating the service password reaches both mirrors in place; how
+	// fast is make bench's P1, not a bound here.
 	start := time.Now()
 	putSecret(t, "mir-nova-password", map[string]string{"password": rotatedPass})
 	for _, m := range []*corev1.Secret{a, b} {
@@ -194,7 +195,7 @@ func TestIntegrationMirrorsTheContractOntoPoolClusters(t *testing.T) {
 			cluster = "compute-b"
 		}
 		got := waitMirror(t, cluster, m.Name, func(s *corev1.Secret) bool { return string(s.Data["password"]) == rotatedPass },
-			2*time.Second-time.Since(start))
+			30*time.Second)
 		if got.UID != m.UID || got.ResourceVersion == m.ResourceVersion || got.Name != m.Name {
 			t.Errorf("the mirror on %s was not updated in place", cluster)
 		}

@@ -88,6 +88,24 @@ func BuildMirror(cp *c5c3v1alpha1.ControlPlane, namespace string, contract map[s
 	}
 }
 
+// renderError classifies a contract that did not render. Every mirror
+// stays as it was. A missing input is a wait; an input the Nova would
+// refuse too is terminal until the user mends it, and names the field;
+// anything else, a failed read say, is retried.
+func renderError(nova *novav1alpha1.Nova, err error) error {
+	switch {
+	case inputs.IsMissing(err):
+		return flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.WaitingForComputeConfigReason, waitRequeue,
+			"waiting for the contract of Nova %s/%s to render: %s", nova.Namespace, nova.Name, err.Error())
+	case inputs.IsInvalid(err):
+		return flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaErrorReason,
+			fmt.Errorf("the contract of Nova %s/%s does not render: %w", nova.Namespace, nova.Name, err))
+	default:
+		return flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaErrorReason,
+			fmt.Errorf("rendering the contract of Nova %s/%s: %w", nova.Namespace, nova.Name, err))
+	}
+}
+
 // clusterResult is how one mirror target fared.
 type clusterResult struct {
 	cluster string
@@ -128,10 +146,9 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 	// that publishes it: a rotated password then reaches the compute
 	// clusters one write and one watch sooner than through the published
 	// Secret, which the same inputs make equal.
-	contract, err := inputs.DeliveredNovaContract(ctx, r.Client, nova)
+	contract, err := inputs.DeliveredNovaContract(ctx, deliveredReader{Reader: r.Client, namespace: nova.Namespace, secrets: p.delivered}, nova)
 	if err != nil {
-		return flow.Continue, flow.Wait(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.WaitingForComputeConfigReason, waitRequeue,
-			"waiting for the contract of Nova %s/%s to render: %s", nova.Namespace, nova.Name, err.Error())
+		return flow.Continue, renderError(nova, err)
 	}
 
 	// Per-cluster credentials come from Keystone and the pass's own

@@ -45,18 +45,17 @@ func (r *Reconciler) reconcileNova(ctx context.Context, p *pass) (flow.Outcome, 
 		return flow.Continue, flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaErrorReason,
 			errors.New("services.nova needs spec.infrastructure.messaging and spec.services.keystone"))
 	}
-	nova, err := r.deliverAndProject(ctx, cp)
+	nova, err := r.deliverAndProject(ctx, p)
 	if err != nil {
 		return flow.Continue, novaError(err)
 	}
-	if !childReady(nova) {
-		if !contractCurrent(nova) {
-			return flow.Continue, waitForNova(nova)
-		}
-		// The Nova rolls out its control plane, for a rotated credential
-		// say, and its contract already carries the change: the compute
-		// clusters get it now, not after the rollout, and reportDeliveries
-		// keeps NovaReady waiting until the Nova is Ready.
+	switch DecideNovaGate(nova) {
+	case NovaInstalling:
+		return flow.Continue, waitForNova(nova)
+	case NovaRolling:
+		// The compute clusters get the change now, not after the Nova's
+		// rollout: the mirror step renders it from the applied Nova, and
+		// reportDeliveries keeps NovaReady waiting until the Nova is Ready.
 		p.nova, p.novaRolling = nova, true
 		return flow.Continue, nil
 	}
@@ -79,7 +78,8 @@ func novaError(err error) error {
 
 // deliverAndProject writes the child's input Secrets and the child itself.
 // With a missing hand-over nothing is written in this pass.
-func (r *Reconciler) deliverAndProject(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) (*novav1alpha1.Nova, error) {
+func (r *Reconciler) deliverAndProject(ctx context.Context, p *pass) (*novav1alpha1.Nova, error) {
+	cp := p.cp
 	svc := cp.Spec.Services.Nova
 	msg := cp.Spec.Infrastructure.Messaging
 
@@ -105,17 +105,26 @@ func (r *Reconciler) deliverAndProject(ctx context.Context, cp *c5c3v1alpha1.Con
 		}
 	}
 
-	// Every read succeeded: from here on the pass writes.
-	if err := r.applyLocalSecret(ctx, cp, cp.Name+c5c3v1alpha1.NovaMessagingSuffix, map[string][]byte{transportURLKey: []byte(busURL)}); err != nil {
+	// Every read succeeded: from here on the pass writes, and keeps what
+	// it wrote for the mirror step's rendering (see deliveredReader).
+	deliver := func(name string, data map[string][]byte) error {
+		if err := r.applyLocalSecret(ctx, cp, name, data); err != nil {
+			return err
+		}
+		p.delivered[name] = data
+		return nil
+	}
+	p.delivered = map[string]map[string][]byte{}
+	if err := deliver(cp.Name+c5c3v1alpha1.NovaMessagingSuffix, map[string][]byte{transportURLKey: []byte(busURL)}); err != nil {
 		return nil, err
 	}
 	if msg.TLS != nil {
-		if err := r.applyLocalSecret(ctx, cp, cp.Name+c5c3v1alpha1.NovaMessagingCASuffix, map[string][]byte{caBundleKey: []byte(ca)}); err != nil {
+		if err := deliver(cp.Name+c5c3v1alpha1.NovaMessagingCASuffix, map[string][]byte{caBundleKey: []byte(ca)}); err != nil {
 			return nil, err
 		}
 	}
 	if svc.RemoteCompute != nil {
-		if err := r.applyLocalSecret(ctx, cp, cp.Name+c5c3v1alpha1.NovaRemoteMessagingSuffix, map[string][]byte{transportURLKey: []byte(remoteURL)}); err != nil {
+		if err := deliver(cp.Name+c5c3v1alpha1.NovaRemoteMessagingSuffix, map[string][]byte{transportURLKey: []byte(remoteURL)}); err != nil {
 			return nil, flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaRemoteMessagingErrorReason, err)
 		}
 	}
@@ -251,12 +260,38 @@ func waitForNova(nova *novav1alpha1.Nova) error {
 		"waiting for Nova %s to be Ready for generation %d", nova.Name, nova.Generation)
 }
 
-// contractCurrent tells whether the Nova has published its compute
-// contract for the generation last applied, whatever its Deployments do.
-func contractCurrent(nova *novav1alpha1.Nova) bool {
-	c := apimeta.FindStatusCondition(nova.Status.Conditions, novav1alpha1.ComputeConfigReadyCondition)
-	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration >= nova.Generation &&
-		nova.Status.ObservedGeneration >= nova.Generation && nova.Status.ComputeConfigSecretRef != nil
+// NovaGate is what a ControlPlane pass may do with its Nova.
+type NovaGate int
+
+const (
+	// NovaInstalling: the Nova has never published a contract. Its control
+	// plane does not exist yet, so no compute cluster could use one, and
+	// the pass waits for the Nova.
+	NovaInstalling NovaGate = iota
+	// NovaRolling: the Nova published a contract before, and is not Ready
+	// for the generation last applied. The mirrors take the change at once;
+	// the catalog, the hypervisor operator's account, the release of
+	// inputs and NovaReady wait for the Nova.
+	NovaRolling
+	// NovaSettled: the Nova is Ready for the generation last applied.
+	NovaSettled
+)
+
+// DecideNovaGate tells what a pass may do with the Nova it applied. It does
+// not look at the Nova's ComputeConfigReady: the mirror step renders the
+// contract from the applied Nova with the code the Nova publishes with, so
+// it refuses exactly what the Nova would refuse, without waiting on Nova
+// passes that are busy rolling Deployments. It is pure, so the rules are
+// table-tested.
+func DecideNovaGate(nova *novav1alpha1.Nova) NovaGate {
+	switch {
+	case childReady(nova):
+		return NovaSettled
+	case nova.Status.ComputeConfigSecretRef == nil:
+		return NovaInstalling
+	default:
+		return NovaRolling
+	}
 }
 
 // childReady tells whether the Nova is Ready for the generation last applied.

@@ -78,8 +78,8 @@ var poolLifecycle = predicate.Funcs{
 }
 
 // novaGateChanged passes the Nova events a pass acts on: its creation and
-// deletion, a change of its spec or metadata, and a new answer from the
-// two gates its status feeds, childReady and contractCurrent. A rolling
+// deletion, a change of its spec or metadata, and a new answer from
+// DecideNovaGate, the one gate its status feeds. A rolling
 // Nova rewrites its status many times a change; each of those passes
 // would find nothing new and hold the cores the mirrors need.
 var novaGateChanged = predicate.Funcs{
@@ -101,7 +101,7 @@ func NovaGateChanged(old, updated *novav1alpha1.Nova) bool {
 		old.DeletionTimestamp.IsZero() != updated.DeletionTimestamp.IsZero() ||
 		!maps.Equal(old.Labels, updated.Labels) || !maps.Equal(old.Annotations, updated.Annotations) ||
 		!slices.EqualFunc(old.OwnerReferences, updated.OwnerReferences, func(a, b metav1.OwnerReference) bool { return a.UID == b.UID }) ||
-		childReady(old) != childReady(updated) || contractCurrent(old) != contractCurrent(updated)
+		DecideNovaGate(old) != DecideNovaGate(updated)
 }
 
 // SetupWithManager wires the controller: the ControlPlane, its local

@@ -48,10 +48,16 @@ func TestNovaGateChanged(t *testing.T) {
 		{"Ready turns False", func(n *novav1alpha1.Nova) {
 			setCondition(n, anvilmeta.ReadyCondition, metav1.ConditionFalse, "Rolling")
 		}, true},
+		// The pass renders the contract itself, so the Nova's own verdict
+		// on it starts no pass.
 		{"the contract fails", func(n *novav1alpha1.Nova) {
 			setCondition(n, novav1alpha1.ComputeConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.ComputeConfigErrorReason)
+		}, false},
+		{"the contract reference goes while Ready", func(n *novav1alpha1.Nova) { n.Status.ComputeConfigSecretRef = nil }, false},
+		{"the contract reference goes while rolling", func(n *novav1alpha1.Nova) {
+			n.Status.ComputeConfigSecretRef = nil
+			setCondition(n, anvilmeta.ReadyCondition, metav1.ConditionFalse, "Rolling")
 		}, true},
-		{"the contract reference goes", func(n *novav1alpha1.Nova) { n.Status.ComputeConfigSecretRef = nil }, true},
 		{"deletion starts", func(n *novav1alpha1.Nova) { now := metav1.Now(); n.DeletionTimestamp = &now }, true},
 		{"a label changes", func(n *novav1alpha1.Nova) { n.Labels = map[string]string{"team": "a"} }, true},
 		{"an annotation changes", func(n *novav1alpha1.Nova) { n.Annotations = map[string]string{"note": "a"} }, true},
@@ -65,6 +71,43 @@ func TestNovaGateChanged(t *testing.T) {
 			tc.change(updated)
 			if got := NovaGateChanged(old, updated); got != tc.want {
 				t.Errorf("NovaGateChanged = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecideNovaGate(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(*novav1alpha1.Nova)
+		want   NovaGate
+	}{
+		{"Ready for its generation", func(*novav1alpha1.Nova) {}, NovaSettled},
+		{"a new generation, not yet observed", func(n *novav1alpha1.Nova) { n.Generation = 3 }, NovaRolling},
+		{"a new generation whose contract the Nova has not published yet", func(n *novav1alpha1.Nova) {
+			n.Generation = 3
+			setCondition(n, novav1alpha1.ComputeConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForInputsReason)
+		}, NovaRolling},
+		{"observed but rolling its Deployments", func(n *novav1alpha1.Nova) {
+			setCondition(n, anvilmeta.ReadyCondition, metav1.ConditionFalse, "Rolling")
+		}, NovaRolling},
+		{"never published a contract", func(n *novav1alpha1.Nova) {
+			n.Status = novav1alpha1.NovaStatus{}
+		}, NovaInstalling},
+		{"installing: observed, no contract yet", func(n *novav1alpha1.Nova) {
+			n.Status.ComputeConfigSecretRef = nil
+			setCondition(n, anvilmeta.ReadyCondition, metav1.ConditionFalse, "Installing")
+		}, NovaInstalling},
+		{"Ready for an older generation only", func(n *novav1alpha1.Nova) {
+			n.Status.ObservedGeneration = 1
+		}, NovaRolling},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n := settledNova()
+			tc.change(n)
+			if got := DecideNovaGate(n); got != tc.want {
+				t.Errorf("DecideNovaGate = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -106,6 +106,18 @@ func IsMissing(err error) bool {
 	return errors.As(err, &missing)
 }
 
+// IsInvalid tells whether err is an input that is there but cannot be
+// rendered: a *InvalidError, or a value the renderer refuses. The Nova and
+// the ControlPlane both hold it as terminal until the user mends it.
+func IsInvalid(err error) bool {
+	var (
+		invalid *InvalidError
+		unsafe  *novaconfig.UnsafeValueError
+		empty   *novaconfig.MissingInputError
+	)
+	return errors.As(err, &invalid) || errors.As(err, &unsafe) || errors.As(err, &empty)
+}
+
 // contractSpec is the spec part of the contract input; the credentials
 // are filled in by NovaContract.
 func contractSpec(nova *novav1alpha1.Nova) novaconfig.ContractInput {

@@ -109,17 +109,14 @@ func computeConfigError(err error) error {
 	var (
 		step     *flow.StepError
 		missing  *inputs.MissingError
-		unsafe   *novaconfig.UnsafeValueError
-		empty    *novaconfig.MissingInputError
 		notOwned *childwriter.NotOwnedError
-		invalid  *inputs.InvalidError
 	)
 	switch {
 	case errors.As(err, &step):
 		return err
 	case errors.As(err, &missing):
 		return flow.Wait(novav1alpha1.ComputeConfigReadyCondition, novav1alpha1.WaitingForInputsReason, inputWait, "%s", err.Error())
-	case errors.As(err, &unsafe), errors.As(err, &empty), errors.As(err, &notOwned), errors.As(err, &invalid):
+	case errors.As(err, &notOwned), inputs.IsInvalid(err):
 		return flow.Invalid(novav1alpha1.ComputeConfigReadyCondition, novav1alpha1.ComputeConfigErrorReason, err)
 	}
 	return err
