@@ -214,6 +214,10 @@ BENCH_ARGS ?= --clusters 1,4,16 --samples 20 --only P1,P2,P3,P4
 bench: tools-kube ## Measure Anvil on real apiservers and print ratios against same-run baselines; see docs/reference/performance.md.
 	go run ./internal/dev/cmd/anvil-bench $(BENCH_ARGS)
 
+.PHONY: devstack-probe
+devstack-probe: ## On a running devstack: time a ControlPlane spec change until compute-a's mirror has it, against a direct Secret write (PROBE_ARGS).
+	go run ./internal/dev/perf/cmd/anvil-probe $(PROBE_ARGS)
+
 ##@ OpenStack services (Keystone, Placement, Nova, a bus and a database on 127.0.0.1)
 
 .PHONY: openstack-up openstack-down

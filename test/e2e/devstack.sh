@@ -293,6 +293,16 @@ console_after="$("${mgmt[@]}" get nova controlplane-nova -o jsonpath='{.spec.con
   || fail "the Nova's consoleProxy reads $console_after after its removal, not $console_before"
 pass "consoleProxy set and removed again: the ControlPlane is Ready on the new generation and its Nova as before"
 
+# The devstack probe (make devstack-probe) runs as a user runs it: it moves
+# the console hostname a few times, times each until compute-a's mirror has
+# it, and puts consoleProxy back. Its ratio is a measurement, not checked.
+probe_out="$(go run ./internal/dev/perf/cmd/anvil-probe --kubeconfig "$state/kubeconfig" --samples 3)" \
+  || fail "the devstack probe failed: $probe_out"
+grep -q '^ControlPlane spec change to the mirror: ' <<<"$probe_out" || fail "the devstack probe printed no result: $probe_out"
+[[ "$("${mgmt[@]}" get controlplane controlplane -o jsonpath='{.spec.services.nova.consoleProxy}')" == "" ]] \
+  || fail "the devstack probe left consoleProxy set on the ControlPlane"
+pass "the devstack probe measured a ControlPlane change and put consoleProxy back: $(tail -n 1 <<<"$probe_out")"
+
 # Without OpenStack, kwok takes the same nodes over and the runners stop.
 # Nothing runs the chart's pod there, so the operator runs as a process.
 "$anvil_dev" devstack up --state-dir "$state" --compute-clusters 2 --openstack=false --operator=process >"$state/kwok-up.log"

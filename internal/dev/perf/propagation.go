@@ -24,11 +24,14 @@ const (
 	settleLimit = 10 * time.Second
 )
 
-// PropagationResult is P1 for one number of compute clusters.
+// PropagationResult is P1 for one input path and one number of compute
+// clusters.
 type PropagationResult struct {
+	// Path names the input path.
+	Path     string
 	Clusters int
-	// Total is from the service password's write until every mirror
-	// carries it; Contract until the Nova's published contract does.
+	// Total is from the user's change until every mirror carries it;
+	// Contract until the Nova's published contract does.
 	Total, Contract Samples
 	// Direct is the baseline: one Secret written by the program to each of
 	// the clusters at once, until every watch sees it. Its samples are
@@ -57,7 +60,7 @@ func (s *Stack) newDirectWrite(ctx context.Context, name string, clusters []*tes
 			d.stop()
 			return nil, err
 		}
-		w, err := s.watchSecret(ctx, c.Name, name, "password")
+		w, err := s.watchSecret(ctx, c.Name, name)
 		if err != nil {
 			d.stop()
 			return nil, err
@@ -81,7 +84,7 @@ func (d *directWrite) sample(ctx context.Context, value string) (time.Duration, 
 			return 0, err
 		}
 	}
-	last, err := waitAll(ctx, d.watches, value, convergeTimeout)
+	last, err := waitAll(ctx, d.watches, equal("password", value), convergeTimeout)
 	if err != nil {
 		return 0, err
 	}
@@ -96,16 +99,16 @@ func (d *directWrite) stop() {
 }
 
 // Propagation measures P1 for the first n compute clusters: a ControlPlane
-// whose Nova has a pool on each, and its service password changed samples
-// times, each until every mirror carries it.
-func (s *Stack) Propagation(ctx context.Context, n, samples int) (*PropagationResult, error) {
+// whose Nova has a pool on each, changed samples times along every input
+// path, each change until every mirror carries it.
+func (s *Stack) Propagation(ctx context.Context, n, samples int) ([]*PropagationResult, error) {
 	clusters := s.Env.Compute[:n]
 	name := fmt.Sprintf("p1-n%d", n)
 	nova := name + c5c3v1alpha1.NovaSuffix
 	if err := s.createControlPlane(ctx, name, "initial"); err != nil {
 		return nil, err
 	}
-	contract, err := s.watchSecret(ctx, "mgmt", nova+novav1alpha1.RemoteComputeConfigSuffix, "password")
+	contract, err := s.watchSecret(ctx, "mgmt", nova+novav1alpha1.RemoteComputeConfigSuffix)
 	if err != nil {
 		return nil, err
 	}
@@ -120,13 +123,13 @@ func (s *Stack) Propagation(ctx context.Context, n, samples int) (*PropagationRe
 		if err := s.createPool(ctx, name, name+"-"+c.Name, c.Name); err != nil {
 			return nil, err
 		}
-		w, err := s.watchSecret(ctx, c.Name, nova+novav1alpha1.ComputeConfigSuffix, "password")
+		w, err := s.watchSecret(ctx, c.Name, nova+novav1alpha1.ComputeConfigSuffix)
 		if err != nil {
 			return nil, err
 		}
 		mirrors = append(mirrors, w)
 	}
-	if _, err := waitAll(ctx, mirrors, "initial", convergeTimeout); err != nil {
+	if _, err := waitAll(ctx, mirrors, equal("password", "initial"), convergeTimeout); err != nil {
 		return nil, fmt.Errorf("P1 with %d clusters: the first contract: %w", n, err)
 	}
 	direct, err := s.newDirectWrite(ctx, name+"-direct", clusters)
@@ -134,7 +137,22 @@ func (s *Stack) Propagation(ctx context.Context, n, samples int) (*PropagationRe
 		return nil, err
 	}
 	defer direct.stop()
-	res := &PropagationResult{Clusters: n}
+	var results []*PropagationResult
+	for _, path := range InputPaths {
+		res, err := s.measurePath(ctx, path, name, samples, direct, contract, mirrors)
+		if err != nil {
+			return nil, fmt.Errorf("P1 with %d clusters, %s: %w", n, path.Name, err)
+		}
+		res.Clusters = n
+		results = append(results, res)
+	}
+	return results, nil
+}
+
+// measurePath takes warm-up and counted repetitions of one input path,
+// each paired with a direct write.
+func (s *Stack) measurePath(ctx context.Context, path InputPath, name string, samples int, direct *directWrite, contract *secretWatch, mirrors []*secretWatch) (*PropagationResult, error) {
+	res := &PropagationResult{Path: path.Name}
 	var before Counters
 	for i := range warmups + samples {
 		// The baseline's sample comes first, on the same settled system
@@ -142,8 +160,7 @@ func (s *Stack) Propagation(ctx context.Context, n, samples int) (*PropagationRe
 		if err := WaitSettled(ctx, settleLimit); err != nil {
 			return nil, err
 		}
-		value := fmt.Sprintf("%s-%d", name, i)
-		d, err := direct.sample(ctx, value)
+		d, err := direct.sample(ctx, fmt.Sprintf("%s-%s-%d", name, path.Name, i))
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +172,7 @@ func (s *Stack) Propagation(ctx context.Context, n, samples int) (*PropagationRe
 				return nil, err
 			}
 		}
-		total, published, err := s.changePassword(ctx, name, value, contract, mirrors)
+		total, published, err := s.change(ctx, path, name, i, contract, mirrors)
 		if err != nil {
 			return nil, err
 		}
@@ -171,11 +188,12 @@ func (s *Stack) Propagation(ctx context.Context, n, samples int) (*PropagationRe
 	return res, nil
 }
 
-// changePassword writes a new service password and returns how long it
-// took until every mirror, and until the published contract, carried it.
-func (s *Stack) changePassword(ctx context.Context, name, value string, contract *secretWatch, mirrors []*secretWatch) (total, contractAt time.Duration, err error) {
+// change makes the i-th change along path and returns how long it took
+// until every mirror, and until the published contract, carried it.
+func (s *Stack) change(ctx context.Context, path InputPath, name string, i int, contract *secretWatch, mirrors []*secretWatch) (total, contractAt time.Duration, err error) {
 	start := time.Now()
-	if err := s.PutSecret(ctx, "mgmt", Namespace, name+"-nova-password", map[string]string{"password": value}); err != nil {
+	w, err := path.change(ctx, s, name, i)
+	if err != nil {
 		return 0, 0, err
 	}
 	// The contract is awaited beside the mirrors, not before them: a watch
@@ -186,10 +204,10 @@ func (s *Stack) changePassword(ctx context.Context, name, value string, contract
 	}
 	published := make(chan arrival, 1)
 	go func() {
-		at, err := contract.waitFor(ctx, value, convergeTimeout)
+		at, err := contract.waitFor(ctx, w, convergeTimeout)
 		published <- arrival{at, err}
 	}()
-	last, err := waitAll(ctx, mirrors, value, convergeTimeout)
+	last, err := waitAll(ctx, mirrors, w, convergeTimeout)
 	c := <-published
 	if err = cmp.Or(err, c.err); err != nil {
 		return 0, 0, err
@@ -213,20 +231,29 @@ func RunP1(ctx context.Context, counts []int, samples int, logs, progress io.Wri
 	defer func() { _ = s.Env.Stop() }()
 	var rows []Row
 	for _, n := range counts {
-		r, err := s.Propagation(ctx, n, samples)
+		results, err := s.Propagation(ctx, n, samples)
 		if err != nil {
 			return nil, err
 		}
-		direct := r.Direct.Median()
-		ratio := Ratio(r.Total.Median(), direct)
-		fmt.Fprintf(progress, "P1: %d cluster(s): p50 %s p95 %s (contract published at p50 %s; direct write p50 %s p95 %s)\n", n,
-			Millis(r.Total.Median()), Millis(r.Total.Percentile(0.95)), Millis(r.Contract.Median()), Millis(direct), Millis(r.Direct.Percentile(0.95)))
-		WritePerController(progress, r.Passes, samples)
-		rows = append(rows,
-			Row{ID: "P1", What: fmt.Sprintf("direct write to %d cluster(s) (baseline), p50", n), Value: Millis(direct)},
-			Row{ID: "P1", What: fmt.Sprintf("  propagation to %d cluster(s), p50", n), Value: Millis(r.Total.Median()),
-				Baseline: Millis(direct), Ratio: ratio, Target: fmt.Sprintf("<= %.0fx", p1Target), Met: Met(ratio <= p1Target)},
-		)
+		for _, r := range results {
+			rows = append(rows, p1Rows(r, samples, progress)...)
+		}
 	}
 	return rows, nil
+}
+
+// p1Rows prints one path's progress lines and returns its two rows: the
+// baseline and the propagation against it.
+func p1Rows(r *PropagationResult, samples int, progress io.Writer) []Row {
+	direct := r.Direct.Median()
+	ratio := Ratio(r.Total.Median(), direct)
+	fmt.Fprintf(progress, "P1: %s, %d cluster(s): p50 %s p95 %s (contract published at p50 %s; direct write p50 %s p95 %s)\n",
+		r.Path, r.Clusters, Millis(r.Total.Median()), Millis(r.Total.Percentile(0.95)), Millis(r.Contract.Median()),
+		Millis(direct), Millis(r.Direct.Percentile(0.95)))
+	WritePerController(progress, r.Passes, samples)
+	return []Row{
+		{ID: "P1", What: fmt.Sprintf("direct write to %d cluster(s) (baseline), p50", r.Clusters), Value: Millis(direct)},
+		{ID: "P1", What: fmt.Sprintf("  %s to %d cluster(s), p50", r.Path, r.Clusters), Value: Millis(r.Total.Median()),
+			Baseline: Millis(direct), Ratio: ratio, Target: fmt.Sprintf("<= %.0fx", p1Target), Met: Met(ratio <= p1Target)},
+	}
 }

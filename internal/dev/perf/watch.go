@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -9,31 +10,54 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 )
 
 // secretWatch follows one Secret on one cluster, so that a measurement
 // learns of a change when the apiserver sends it rather than at the next
 // poll.
 type secretWatch struct {
-	cluster, name, key string
-	w                  watch.Interface
+	cluster, name string
+	w             watch.Interface
 }
 
-// watchSecret opens a watch on namespace/name of cluster, reporting the
-// value of key.
-func (s *Stack) watchSecret(ctx context.Context, cluster, name, key string) (*secretWatch, error) {
-	w, err := s.typed[cluster].CoreV1().Secrets(Namespace).Watch(ctx, metav1.ListOptions{
+// want is what a measurement waits for in a watched Secret: a key and a
+// test of its value. Nothing prints the value.
+type want struct {
+	key   string
+	holds func([]byte) bool
+}
+
+// equal waits for key to hold exactly value.
+func equal(key, value string) want {
+	return want{key, func(b []byte) bool { return string(b) == value }}
+}
+
+// containing waits for key to hold a value with part in it.
+func containing(key, part string) want {
+	return want{key, func(b []byte) bool { return bytes.Contains(b, []byte(part)) }}
+}
+
+// watchSecret opens a watch on a Secret of the measured namespace.
+func (s *Stack) watchSecret(ctx context.Context, cluster, name string) (*secretWatch, error) {
+	return openSecretWatch(ctx, s.typed[cluster], Namespace, cluster, name)
+}
+
+// openSecretWatch opens a watch on namespace/name through cs; cluster
+// names it in errors.
+func openSecretWatch(ctx context.Context, cs kubernetes.Interface, namespace, cluster, name string) (*secretWatch, error) {
+	w, err := cs.CoreV1().Secrets(namespace).Watch(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("watching Secret %s on %s: %w", name, cluster, err)
 	}
-	return &secretWatch{cluster: cluster, name: name, key: key, w: w}, nil
+	return &secretWatch{cluster: cluster, name: name, w: w}, nil
 }
 
-// waitFor returns when the Secret's key first holds want, at the time the
-// event arrived. It never prints the value.
-func (sw *secretWatch) waitFor(ctx context.Context, want string, timeout time.Duration) (time.Time, error) {
+// waitFor returns when the Secret first holds w, at the time the event
+// arrived.
+func (sw *secretWatch) waitFor(ctx context.Context, w want, timeout time.Duration) (time.Time, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for {
@@ -42,11 +66,11 @@ func (sw *secretWatch) waitFor(ctx context.Context, want string, timeout time.Du
 			if !ok {
 				return time.Time{}, fmt.Errorf("the watch on Secret %s on %s closed", sw.name, sw.cluster)
 			}
-			if s, isSecret := ev.Object.(*corev1.Secret); isSecret && string(s.Data[sw.key]) == want {
+			if s, isSecret := ev.Object.(*corev1.Secret); isSecret && w.holds(s.Data[w.key]) {
 				return time.Now(), nil
 			}
 		case <-timer.C:
-			return time.Time{}, fmt.Errorf("the Secret %s on %s did not take the new %s within %s", sw.name, sw.cluster, sw.key, timeout)
+			return time.Time{}, fmt.Errorf("the Secret %s on %s did not take the new %s within %s", sw.name, sw.cluster, w.key, timeout)
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()
 		}
@@ -56,7 +80,7 @@ func (sw *secretWatch) waitFor(ctx context.Context, want string, timeout time.Du
 func (sw *secretWatch) stop() { sw.w.Stop() }
 
 // waitAll waits on every watch in parallel and returns the latest arrival.
-func waitAll(ctx context.Context, watches []*secretWatch, want string, timeout time.Duration) (time.Time, error) {
+func waitAll(ctx context.Context, watches []*secretWatch, w want, timeout time.Duration) (time.Time, error) {
 	type result struct {
 		at  time.Time
 		err error
@@ -64,7 +88,7 @@ func waitAll(ctx context.Context, watches []*secretWatch, want string, timeout t
 	results := make(chan result, len(watches))
 	for _, sw := range watches {
 		go func() {
-			at, err := sw.waitFor(ctx, want, timeout)
+			at, err := sw.waitFor(ctx, w, timeout)
 			results <- result{at, err}
 		}()
 	}

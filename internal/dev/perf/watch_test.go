@@ -1,0 +1,29 @@
+package perf
+
+import "testing"
+
+func TestWant(t *testing.T) {
+	cases := []struct {
+		name  string
+		w     want
+		value string
+		holds bool
+	}{
+		{"equal, same", equal("password", "p1"), "p1", true},
+		{"equal, a longer value", equal("password", "p1"), "p10", false},
+		{"equal, empty", equal("password", "p1"), "", false},
+		{"containing, in a file", containing("nova-compute.conf", "//console-a-1.bench.invalid/"),
+			"[vnc]\nnovncproxy_base_url = https://console-a-1.bench.invalid/vnc_lite.html\n", true},
+		{"containing, a longer host", containing("nova-compute.conf", "//console-a-1.bench.invalid/"),
+			"novncproxy_base_url = https://console-a-10.bench.invalid/vnc_lite.html\n", false},
+		{"containing, debug on", containing("nova-compute.conf", "debug = true\n"), "[DEFAULT]\ndebug = true\n", true},
+		{"containing, debug off", containing("nova-compute.conf", "debug = true\n"), "[DEFAULT]\ndebug = false\n", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.w.holds([]byte(tc.value)); got != tc.holds {
+				t.Errorf("holds = %v, want %v", got, tc.holds)
+			}
+		})
+	}
+}
