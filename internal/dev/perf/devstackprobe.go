@@ -29,7 +29,14 @@ const ProbeTarget = 4.0
 // creates it and deletes it when it is done.
 const probeSecret = "anvil-probe-direct"
 
-var controlPlanes = schema.GroupVersionResource{Group: c5c3v1alpha1.GroupVersion.Group, Version: c5c3v1alpha1.GroupVersion.Version, Resource: "controlplanes"}
+// probePool is the pool the probe adds when none of the ControlPlane's
+// Nova runs on the compute cluster, so that a mirror is there to watch.
+const probePool = "anvil-probe"
+
+var (
+	controlPlanes = schema.GroupVersionResource{Group: c5c3v1alpha1.GroupVersion.Group, Version: c5c3v1alpha1.GroupVersion.Version, Resource: "controlplanes"}
+	novaComputes  = schema.GroupVersionResource{Group: novav1alpha1.GroupVersion.Group, Version: novav1alpha1.GroupVersion.Version, Resource: "novacomputes"}
+)
 
 // ProbeOptions say which devstack objects the probe uses.
 type ProbeOptions struct {
@@ -40,7 +47,10 @@ type ProbeOptions struct {
 	// Namespace holds the ControlPlane, and the mirror on the compute
 	// cluster.
 	Namespace, ControlPlane string
-	Samples                 int
+	// Cluster is the compute cluster's name in the registry, for the pool
+	// the probe adds when the Nova has none there.
+	Cluster string
+	Samples int
 }
 
 // ProbeResult is what the probe measured.
@@ -74,6 +84,15 @@ func ProbeDevstack(ctx context.Context, o ProbeOptions, progress io.Writer) (res
 			err = fmt.Errorf("putting back services.nova.consoleProxy: %w", rerr)
 		}
 	}()
+	added, err := ensurePool(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if added {
+		defer func() {
+			_ = o.Management.Resource(novaComputes).Namespace(o.Namespace).Delete(context.WithoutCancel(ctx), probePool, metav1.DeleteOptions{})
+		}()
+	}
 	secrets := o.Compute.CoreV1().Secrets(o.Namespace)
 	if err := putProbeSecret(ctx, secrets, "v0"); err != nil {
 		return nil, err
@@ -89,6 +108,9 @@ func ProbeDevstack(ctx context.Context, o ProbeOptions, progress io.Writer) (res
 		return nil, err
 	}
 	defer mirror.stop()
+	if _, err := mirror.waitFor(ctx, want{novaconfig.KeyConfig, func(b []byte) bool { return len(b) > 0 }}, convergeTimeout); err != nil {
+		return nil, fmt.Errorf("waiting for the first mirror: %w", err)
+	}
 
 	res = &ProbeResult{}
 	stamp := time.Now().Unix()
@@ -124,6 +146,38 @@ func ProbeDevstack(ctx context.Context, o ProbeOptions, progress io.Writer) (res
 		fmt.Fprintf(progress, "sample %d: ControlPlane change %s, direct write %s\n", i-warmups+1, Millis(c), Millis(d))
 	}
 	return res, nil
+}
+
+// ensurePool makes sure a pool of the ControlPlane's Nova runs on the
+// compute cluster, adding one that selects no node when there is none, and
+// tells whether it added it.
+func ensurePool(ctx context.Context, o ProbeOptions) (bool, error) {
+	pools := o.Management.Resource(novaComputes).Namespace(o.Namespace)
+	list, err := pools.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, fmt.Errorf("listing the pools: %w", err)
+	}
+	nova := o.ControlPlane + c5c3v1alpha1.NovaSuffix
+	for _, p := range list.Items {
+		ref, _, _ := unstructured.NestedString(p.Object, "spec", "novaRef", "name")
+		cluster, _, _ := unstructured.NestedString(p.Object, "spec", "targetClusterRef", "name")
+		if ref == nova && cluster == o.Cluster && p.GetName() != probePool {
+			return false, nil
+		}
+	}
+	pool := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": novav1alpha1.GroupVersion.String(), "kind": "NovaCompute",
+		"metadata": map[string]any{"name": probePool, "namespace": o.Namespace},
+		"spec": map[string]any{
+			"novaRef":          map[string]any{"name": nova},
+			"nodeSelector":     map[string]any{"openstack.c5c3.io/nova-compute-pool": probePool},
+			"targetClusterRef": map[string]any{"name": o.Cluster},
+		},
+	}}
+	if _, err := pools.Create(ctx, pool, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return false, fmt.Errorf("adding the pool %s: %w", probePool, err)
+	}
+	return true, nil
 }
 
 // restoreConsoleProxy is the JSON patch that puts consoleProxy back to

@@ -22,17 +22,21 @@ import (
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", defaultKubeconfig(), "the devstack's kubeconfig")
-	mgmt := flag.String("management-context", "anvil-mgmt", "the context of the management cluster")
-	compute := flag.String("compute-context", "anvil-compute-a", "the context of the compute cluster whose mirror is watched")
-	namespace := flag.String("namespace", "openstack", "the namespace of the ControlPlane and of the mirror")
-	cp := flag.String("controlplane", "controlplane", "the ControlPlane to change")
-	samples := flag.Int("samples", 20, "counted changes, after 3 warm-up ones")
-	flag.Parse()
+	// A flag set of its own: controller-runtime, which the perf package
+	// links, registers --kubeconfig on the global one.
+	fs := flag.NewFlagSet("anvil-probe", flag.ExitOnError)
+	kubeconfig := fs.String("kubeconfig", defaultKubeconfig(), "the devstack's kubeconfig")
+	mgmt := fs.String("management-context", "anvil-mgmt", "the context of the management cluster")
+	compute := fs.String("compute-context", "anvil-compute-a", "the context of the compute cluster whose mirror is watched")
+	namespace := fs.String("namespace", "openstack", "the namespace of the ControlPlane and of the mirror")
+	cp := fs.String("controlplane", "controlplane", "the ControlPlane to change")
+	cluster := fs.String("cluster", "compute-a", "the compute cluster's registered name, for a pool the probe adds while the Nova has none there")
+	samples := fs.Int("samples", 20, "counted changes, after 3 warm-up ones")
+	_ = fs.Parse(os.Args[1:])
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *kubeconfig, *mgmt, *compute, perf.ProbeOptions{Namespace: *namespace, ControlPlane: *cp, Samples: *samples}); err != nil {
+	if err := run(ctx, *kubeconfig, *mgmt, *compute, perf.ProbeOptions{Namespace: *namespace, ControlPlane: *cp, Cluster: *cluster, Samples: *samples}); err != nil {
 		fmt.Fprintln(os.Stderr, "anvil-probe:", err)
 		os.Exit(1)
 	}
