@@ -44,7 +44,7 @@ const leaderElectionID = "anvil-operator.c5c3.io"
 
 // PassTimeout bounds one pass of any controller. A compute cluster's
 // apiserver can accept a connection and then stall, past the readiness
-// probe; each controller has one worker, so without a bound one stalled
+// probe; most controllers have one worker, so without a bound one stalled
 // read would hold every object of that kind, on every cluster. It exceeds
 // the registry's 2-minute cache-sync wait, which has its own bound.
 const PassTimeout = 3 * time.Minute
