@@ -86,6 +86,21 @@ func (c *claims) record(pool *novav1alpha1.NovaCompute, nodes []novav1alpha1.Nov
 	c.pools[types.NamespacedName{Namespace: pool.Namespace, Name: pool.Name}] = claim{uid: pool.UID, nodes: append([]novav1alpha1.NovaComputeNode(nil), nodes...)}
 }
 
+// settle notes the node list a pass ends with, which its closing patch
+// writes. Later steps drop entries (a released or drained node), and a
+// claim still naming them would keep the pool's siblings off those nodes
+// until the pool's next pass. A pool whose last finalizer went is
+// forgotten.
+func (c *claims) settle(pool *novav1alpha1.NovaCompute) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !pool.DeletionTimestamp.IsZero() && len(pool.Finalizers) == 0 {
+		delete(c.pools, types.NamespacedName{Namespace: pool.Namespace, Name: pool.Name})
+		return
+	}
+	c.record(pool, pool.Status.Nodes)
+}
+
 // forget drops a pool that is gone.
 func (c *claims) forget(pool types.NamespacedName) {
 	c.mu.Lock()

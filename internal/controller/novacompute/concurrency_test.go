@@ -75,6 +75,20 @@ func TestClaimsOverlay(t *testing.T) {
 	if got := c.overlay([]novav1alpha1.NovaCompute{pool("a", "uid-a2")}); len(got[0].Status.Nodes) != 0 {
 		t.Errorf("a new pool of the same name inherited a claim: %+v", got[0].Status.Nodes)
 	}
+	// The pass dropped n1 after its decision, a released node: the claim
+	// follows, and only the written status keeps it held until it changes.
+	c.settle(&a)
+	if got := c.overlay([]novav1alpha1.NovaCompute{a}); len(got[0].Status.Nodes) != 0 {
+		t.Errorf("a node the pass dropped is still claimed: %+v", got[0].Status.Nodes)
+	}
+	c.record(&a, []novav1alpha1.NovaComputeNode{{Name: "n1", Phase: novav1alpha1.NodePending}})
+	gone := a.DeepCopy()
+	gone.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	c.settle(gone)
+	if len(c.pools) != 0 {
+		t.Errorf("a pool released of its last finalizer is still claimed: %+v", c.pools)
+	}
+	c.record(&a, []novav1alpha1.NovaComputeNode{{Name: "n1", Phase: novav1alpha1.NodePending}})
 	c.forget(types.NamespacedName{Namespace: "ns", Name: "a"})
 	if got := c.overlay([]novav1alpha1.NovaCompute{a}); len(got[0].Status.Nodes) != 0 {
 		t.Errorf("a forgotten claim still counts: %+v", got[0].Status.Nodes)

@@ -149,6 +149,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	before := pool.DeepCopy()
 	var passErr error
 	defer func() {
+		r.claims.settle(pool)
 		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, before, pool, passErr))
 	}()
 
