@@ -44,10 +44,15 @@ const leaderElectionID = "anvil-operator.c5c3.io"
 
 // PassTimeout bounds one pass of any controller. A compute cluster's
 // apiserver can accept a connection and then stall, past the readiness
-// probe; each controller has one worker, so without a bound one stalled
+// probe; most controllers have one worker, so without a bound one stalled
 // read would hold every object of that kind, on every cluster. It exceeds
 // the registry's 2-minute cache-sync wait, which has its own bound.
 const PassTimeout = 3 * time.Minute
+
+// maxPoolWorkers bounds --pool-workers: each worker may hold a connection
+// to a compute apiserver and to OpenStack, and more passes at once than
+// this only move the queue into those servers.
+const maxPoolWorkers = 32
 
 // Options are the operator's command-line settings.
 type Options struct {
@@ -88,6 +93,9 @@ type Options struct {
 	// PoolResync is how often a settled NovaCompute pool polls Nova, which
 	// cannot be watched. Each poll authenticates and lists the services.
 	PoolResync time.Duration
+	// PoolWorkers is how many NovaCompute pools' passes run at once; zero
+	// means novacompute.DefaultWorkers.
+	PoolWorkers int
 	// AllowedImageRepositories are the repositories pools, chassis and
 	// metadata agents may run; empty
 	// means workloadpolicy.DefaultImageRepositories.
@@ -149,6 +157,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Refuse a NovaCompute, OVNChassis or NeutronMetadataAgent whose image is selected by tag alone, default images included; each must then set spec.image with a digest.")
 	fs.DurationVar(&o.PoolResync, "pool-resync-interval", novacompute.DefaultResync,
 		"How often a settled NovaCompute pool polls Nova, which cannot be watched.")
+	fs.IntVar(&o.PoolWorkers, "pool-workers", novacompute.DefaultWorkers,
+		"How many NovaCompute pools' passes run at once.")
 	fs.Func("watch-namespaces",
 		"Comma-separated management namespaces the operator manages (required); its cache holds namespaced objects only there, and Secrets also in --clusters-namespace. '*' manages every namespace and caches every Secret of the cluster.",
 		func(v string) error {
@@ -205,6 +215,9 @@ func (o *Options) Validate() error {
 	}
 	if o.PoolResync < 0 {
 		errs = append(errs, errors.New("--pool-resync-interval must not be negative"))
+	}
+	if o.PoolWorkers < 0 || o.PoolWorkers > maxPoolWorkers {
+		errs = append(errs, fmt.Errorf("--pool-workers must be between 0 (the default, %d) and %d", novacompute.DefaultWorkers, maxPoolWorkers))
 	}
 	if o.ManagementClusterID != "" {
 		if msgs := validation.IsValidLabelValue(o.ManagementClusterID); len(msgs) > 0 {
@@ -367,7 +380,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o *Options) (*targetcluster.Re
 	if err := cpReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the ControlPlane controller: %w", err)
 	}
-	poolReconciler := &novacompute.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, Resync: o.PoolResync, Policy: o.WorkloadPolicy(), Keystone: o.KeystonePolicy()}
+	poolReconciler := &novacompute.Reconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Registry: reg, Resync: o.PoolResync, Workers: o.PoolWorkers,
+		Policy: o.WorkloadPolicy(), Keystone: o.KeystonePolicy()}
 	if err := poolReconciler.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the NovaCompute controller: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/anvil/anvil/internal/controller/novacompute"
 )
 
 func TestDefaults(t *testing.T) {
@@ -17,7 +19,7 @@ func TestDefaults(t *testing.T) {
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if o.ClustersNamespace != "c5c3-clusters" || !o.LeaderElect || o.HealthProbeBindAddress != ":8081" {
+	if o.ClustersNamespace != "c5c3-clusters" || !o.LeaderElect || o.HealthProbeBindAddress != ":8081" || o.PoolWorkers != novacompute.DefaultWorkers {
 		t.Errorf("defaults = %+v", o)
 	}
 	mo := o.ManagerOptions()
@@ -58,6 +60,10 @@ func TestValidate(t *testing.T) {
 		{name: "a star among names", mutate: func(o *Options) { o.WatchNamespaces = []string{"openstack", "*"} }, wantErr: "'*' stands alone"},
 		{name: "management cluster named", mutate: func(o *Options) { o.ManagementClusterID = "prod-eu-1" }},
 		{name: "management cluster not a label value", mutate: func(o *Options) { o.ManagementClusterID = "prod/eu" }, wantErr: "--management-cluster-id"},
+		{name: "pool workers left to the default", mutate: func(o *Options) { o.PoolWorkers = 0 }},
+		{name: "pool workers at the bound", mutate: func(o *Options) { o.PoolWorkers = maxPoolWorkers }},
+		{name: "negative pool workers", mutate: func(o *Options) { o.PoolWorkers = -1 }, wantErr: "--pool-workers"},
+		{name: "pool workers past the bound", mutate: func(o *Options) { o.PoolWorkers = maxPoolWorkers + 1 }, wantErr: "--pool-workers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

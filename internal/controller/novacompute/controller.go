@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
@@ -110,9 +111,16 @@ type Reconciler struct {
 	// CellDB opens the Nova's cell database, which the pool reads the
 	// failed_builds counters from; nil means OpenCellDB.
 	CellDB CellDBFactory
+	// Workers is how many pools' passes run at once; zero means
+	// DefaultWorkers.
+	Workers int
 
 	onboarding onboardingTracker
 	traits     traitWrites
+	// claims and perNova keep concurrent passes from deciding on each
+	// other's stale state; see concurrency.go.
+	claims  claims
+	perNova keyedMutex
 }
 
 // +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novacomputes,verbs=get;list;watch;patch
@@ -133,11 +141,15 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	pool := &novav1alpha1.NovaCompute{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.claims.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := pool.DeepCopy()
 	var passErr error
 	defer func() {
+		r.claims.settle(pool)
 		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, before, pool, passErr))
 	}()
 
@@ -162,27 +174,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 // each needs what the earlier ones produced.
 func (r *Reconciler) steps() []flow.Step[*pass] {
 	return []flow.Step[*pass]{
-		{Condition: novav1alpha1.NovaReadyCondition, Run: r.reconcilePolicy},
-		{Condition: novav1alpha1.NovaReadyCondition, Run: r.reconcileNovaRef},
-		{Condition: novav1alpha1.NodesReadyCondition, Run: r.reconcileNodes},
-		{Condition: novav1alpha1.ConfigReadyCondition, Run: r.reconcilePoolConfig},
-		{Condition: novav1alpha1.PreflightReadyCondition, Run: r.reconcilePreflight},
-		{Condition: novav1alpha1.DaemonSetReadyCondition, Run: r.reconcileDaemonSet},
-		{Condition: novav1alpha1.AggregatesReadyCondition, Run: r.reconcileAggregates},
-		{Condition: novav1alpha1.ServicesReadyCondition, Run: r.reconcileServices},
+		{Condition: novav1alpha1.NovaReadyCondition, Run: timed("Policy", r.reconcilePolicy)},
+		{Condition: novav1alpha1.NovaReadyCondition, Run: timed("NovaRef", r.reconcileNovaRef)},
+		{Condition: novav1alpha1.NodesReadyCondition, Run: timed("Nodes", r.reconcileNodes)},
+		{Condition: novav1alpha1.ConfigReadyCondition, Run: timed("PoolConfig", r.reconcilePoolConfig)},
+		{Condition: novav1alpha1.PreflightReadyCondition, Run: timed("Preflight", r.reconcilePreflight)},
+		{Condition: novav1alpha1.DaemonSetReadyCondition, Run: timed("DaemonSet", r.reconcileDaemonSet)},
+		{Condition: novav1alpha1.AggregatesReadyCondition, Run: timed("Aggregates", r.reconcileAggregates)},
+		{Condition: novav1alpha1.ServicesReadyCondition, Run: timed("Services", r.reconcileServices)},
 		// A diagnostic under ServicesReady that never fails the pass, so
 		// it never sets the condition either.
-		{Condition: novav1alpha1.ServicesReadyCondition, Run: r.reconcileFailedBuilds},
+		{Condition: novav1alpha1.ServicesReadyCondition, Run: timed("FailedBuilds", r.reconcileFailedBuilds)},
 		// A measurement under ServicesReady that never fails the pass
 		// either: when each new node first becomes schedulable.
-		{Condition: novav1alpha1.ServicesReadyCondition, Run: r.reconcileSchedulable},
-		{Condition: novav1alpha1.TraitsReadyCondition, Run: r.reconcileTraits},
+		{Condition: novav1alpha1.ServicesReadyCondition, Run: timed("Schedulable", r.reconcileSchedulable)},
+		{Condition: novav1alpha1.TraitsReadyCondition, Run: timed("Traits", r.reconcileTraits)},
 	}
 }
 
 // patchStatus ends every pass: the shared rollup derives Ready and writes
 // what changed, and the node gauge follows the status.
 func (r *Reconciler) patchStatus(ctx context.Context, before, pool *novav1alpha1.NovaCompute, passErr error) error {
+	start := time.Now()
+	defer func() { stepSeconds.WithLabelValues("StatusPatch").Observe(time.Since(start).Seconds()) }()
 	err := conditions.PatchStatus(ctx, r.Client, r.Recorder, before, pool, &before.Status.CommonStatus, &pool.Status.CommonStatus, passErr, r.summary())
 	observeNodePhases(pool)
 	observeFailedBuilds(before, pool)
@@ -213,6 +227,9 @@ func (r *Reconciler) local() *childwriter.Writer {
 	c.Reader = r.APIReader
 	return c
 }
+
+// workers returns how many passes run at once.
+func (r *Reconciler) workers() int { return cmp.Or(max(r.Workers, 0), DefaultWorkers) }
 
 // resync returns how often a settled pool polls Nova.
 func (r *Reconciler) resync() time.Duration { return cmp.Or(r.Resync, DefaultResync) }

@@ -1,6 +1,7 @@
 package novacompute
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/controller/flow"
 )
 
 // The pools' metrics. Pool names are labels, and node names only where a
@@ -39,10 +41,28 @@ var (
 		Name: "anvil_novacompute_failed_builds",
 		Help: "The failed_builds counter of a pool's node, as nova-compute last wrote it to the cell database: builds that failed or were rescheduled there since the last one that succeeded.",
 	}, []string{"namespace", "pool", "node"})
+	// stepSeconds is per step, not per pool: it answers where a pass
+	// spends its time, which the pool name would only split up.
+	stepSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "anvil_novacompute_pass_step_seconds",
+		Help: "Time one step of a NovaCompute pass took (step=Policy, NovaRef, Nodes, PoolConfig, Preflight, DaemonSet, Aggregates, Services, FailedBuilds, Schedulable, Traits, and StatusPatch for the closing status write), whether it succeeded or not.",
+		// From a step that only reads the cache to one that waits on a
+		// loaded compute apiserver or on OpenStack.
+		Buckets: []float64{0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+	}, []string{"step"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(onboardingSeconds, timeToSchedulable, nodesByPhase, failedBuilds)
+	metrics.Registry.MustRegister(onboardingSeconds, timeToSchedulable, nodesByPhase, failedBuilds, stepSeconds)
+}
+
+// timed wraps a step so that its duration is observed under name.
+func timed(name string, run func(context.Context, *pass) (flow.Outcome, error)) func(context.Context, *pass) (flow.Outcome, error) {
+	return func(ctx context.Context, p *pass) (flow.Outcome, error) {
+		start := time.Now()
+		defer func() { stepSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
+		return run(ctx, p)
+	}
 }
 
 // observeFailedBuilds sets the failed-builds gauge from the pool's status
@@ -96,6 +116,7 @@ const seenCapacity = 4096
 // a ledger.
 type onboardingTracker struct {
 	init  sync.Once
+	mu    sync.Mutex
 	seen  *lru.Cache
 	since time.Time
 }
@@ -107,9 +128,12 @@ func (t *onboardingTracker) started(now time.Time) time.Time {
 	return t.since
 }
 
-// once tells whether key is new, and remembers it.
+// once tells whether key is new, and remembers it. Passes of several
+// pools call it at once; mu makes the look and the note one step.
 func (t *onboardingTracker) once(key string) bool {
 	t.init.Do(func() { t.seen, t.since = lru.New(seenCapacity), time.Now() })
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if _, ok := t.seen.Get(key); ok {
 		return false
 	}

@@ -19,6 +19,15 @@ import (
 // operator does that while it onboards a node.
 func (r *Reconciler) reconcileAggregates(ctx context.Context, p *pass) (flow.Outcome, error) {
 	pool := p.pool
+	// One pool's pass at a time per Nova: two would both create a new
+	// zone's aggregate, and one could reap the aggregate the other just
+	// created for nodes it has not written into its status yet.
+	unlock, err := r.perNova.lock(ctx, "aggregates/"+pool.Namespace+"/"+pool.Spec.NovaRef.Name)
+	if err != nil {
+		return flow.Continue, flow.Fail(novav1alpha1.AggregatesReadyCondition, novav1alpha1.ComputeAPIErrorReason,
+			fmt.Errorf("waiting for another pool's aggregates step: %w", err))
+	}
+	defer unlock()
 	cloud, err := p.openCloud(ctx)
 	if err != nil {
 		return p.computeAPIError(novav1alpha1.AggregatesReadyCondition, "authenticating as the Nova's service user", err)
@@ -129,7 +138,12 @@ func (x *aggregatesRun) createAggregate(ctx context.Context, name, az string) er
 // reports those it keeps for metadata the pool did not set.
 func (x *aggregatesRun) reapAggregates(ctx context.Context, listed []openstack.Aggregate) error {
 	pool := x.p.pool
-	required := RequiredAggregates(x.p.novaPools, pool, pool.Status.Nodes, x.p.deleting)
+	pools, err := x.r.claimedPools(ctx, pool)
+	if err != nil {
+		return flow.Fail(novav1alpha1.AggregatesReadyCondition, novav1alpha1.NovaComputeListErrorReason,
+			fmt.Errorf("listing the pools of Nova %s: %w", pool.Spec.NovaRef.Name, err))
+	}
+	required := RequiredAggregates(pools, pool, pool.Status.Nodes, x.p.deleting)
 	for _, a := range listed {
 		decision, foreign := DecideReap(a, x.marker, required)
 		switch decision {

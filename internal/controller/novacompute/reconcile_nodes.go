@@ -32,24 +32,49 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, p *pass) (flow.Outcome,
 	if err != nil {
 		return flow.Continue, err
 	}
-	pools := &novav1alpha1.NovaComputeList{}
-	if err := r.Client.List(ctx, pools, client.InNamespace(pool.Namespace), client.MatchingFields{NovaRefIndex: pool.Spec.NovaRef.Name}); err != nil {
-		return flow.Continue, flow.Fail(novav1alpha1.NodesReadyCondition, novav1alpha1.NovaComputeListErrorReason,
-			fmt.Errorf("listing the other pools of Nova %s: %w", pool.Spec.NovaRef.Name, err))
+	elsewhere, err := r.decideNodes(ctx, p, selected, known)
+	if err != nil {
+		return flow.Continue, err
 	}
-	p.novaPools = pools.Items
-	rivals, elsewhere := r.rivalsOf(p, pools.Items)
-
-	p.decision = DecideNodes(NodeInput{
-		Pool: pool.Name, Created: pool.CreationTimestamp.Time, Deleting: p.deleting,
-		Selected: selected, Known: known, Current: pool.Status.Nodes, Rivals: rivals,
-	})
 	pool.Status.Nodes = p.decision.Nodes
 	r.newConflictEvents(p, elsewhere)
 	setNodesCondition(p)
 	// NoMatchingNodes and NodeConflict are not waits: the later steps
 	// still serve the nodes the pool holds.
 	return flow.Continue, nil
+}
+
+// decideNodes takes the pass's node decision under the claims lock and
+// records it before the lock is released, so that a pass running at the
+// same time decides with it. The pools are listed under the lock too: a
+// pool that claimed before this pass decides is then in the list. It
+// returns the cluster of each rival on another cluster.
+func (r *Reconciler) decideNodes(ctx context.Context, p *pass, selected []NodeView, known map[string]map[string]string) (map[string]string, error) {
+	pool := p.pool
+	r.claims.mu.Lock()
+	defer r.claims.mu.Unlock()
+	pools, err := r.novaPools(ctx, pool)
+	if err != nil {
+		return nil, flow.Fail(novav1alpha1.NodesReadyCondition, novav1alpha1.NovaComputeListErrorReason,
+			fmt.Errorf("listing the other pools of Nova %s: %w", pool.Spec.NovaRef.Name, err))
+	}
+	p.novaPools = r.claims.overlay(pools)
+	rivals, elsewhere := r.rivalsOf(p, p.novaPools)
+	p.decision = DecideNodes(NodeInput{
+		Pool: pool.Name, Created: pool.CreationTimestamp.Time, Deleting: p.deleting,
+		Selected: selected, Known: known, Current: pool.Status.Nodes, Rivals: rivals,
+	})
+	r.claims.record(pool, p.decision.Nodes)
+	return elsewhere, nil
+}
+
+// novaPools lists the pools of the pool's Nova from the cache.
+func (r *Reconciler) novaPools(ctx context.Context, pool *novav1alpha1.NovaCompute) ([]novav1alpha1.NovaCompute, error) {
+	pools := &novav1alpha1.NovaComputeList{}
+	if err := r.Client.List(ctx, pools, client.InNamespace(pool.Namespace), client.MatchingFields{NovaRefIndex: pool.Spec.NovaRef.Name}); err != nil {
+		return nil, err
+	}
+	return pools.Items, nil
 }
 
 // listSelectedNodes lists the Nodes the pool's selector matches into

@@ -287,9 +287,16 @@ func (r *Reconciler) runDiscovery(ctx context.Context, p *pass, newestStart time
 	if nova.Status.ManageConfigSecretRef == nil {
 		return Discovery{Err: fmt.Errorf("host discovery needs the Nova's apiDatabase and database; Nova %s declares none, so hosts are mapped only by the scheduler's periodic discovery", nova.Name)}
 	}
+	// The Job is the Nova's and shared by its pools: one pool's pass at a
+	// time reads and replaces it, so two never create or delete it at once.
+	unlock, err := r.perNova.lock(ctx, "discovery/"+nova.Namespace+"/"+nova.Name)
+	if err != nil {
+		return Discovery{Err: fmt.Errorf("waiting for another pool's look at the discovery Job: %w", err)}
+	}
+	defer unlock()
 	job := BuildDiscoverJob(nova, nova.Status.ManageConfigSecretRef.Name)
 	live := &batchv1.Job{}
-	err := p.novaCluster.Reader.Get(ctx, client.ObjectKeyFromObject(job), live)
+	err = p.novaCluster.Reader.Get(ctx, client.ObjectKeyFromObject(job), live)
 	switch {
 	case apierrors.IsNotFound(err):
 		// A Job runs once; it is created, never updated.

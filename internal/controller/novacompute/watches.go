@@ -7,9 +7,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -17,6 +19,7 @@ import (
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 	"github.com/anvil/anvil/internal/controller/placement"
+	"github.com/anvil/anvil/internal/controller/workload"
 	"github.com/anvil/anvil/internal/openstack"
 	"github.com/anvil/anvil/internal/targetcluster"
 )
@@ -45,12 +48,14 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("novacompute-controller").
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers()}).
 		// Status-only updates are the controller's own writes.
 		For(&novav1alpha1.NovaCompute{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.DaemonSet{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&batchv1.Job{}).
 		Watches(&novav1alpha1.Nova{}, handler.EnqueueRequestsFromMapFunc(r.poolsOfNova)).
+		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(r.poolsOfDiscoveryJob), builder.WithPredicates(discoveryFinished{})).
 		Watches(&novav1alpha1.NovaCompute{}, handler.EnqueueRequestsFromMapFunc(r.siblings), builder.WithPredicates(siblingChange{})).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return r.poolsReadingContract(ctx, "", o)
@@ -84,6 +89,44 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 // poolsOfNova enqueues every pool of a Nova.
 func (r *Reconciler) poolsOfNova(ctx context.Context, o client.Object) []reconcile.Request {
 	return r.pools(ctx, o.GetNamespace(), o.GetName(), nil)
+}
+
+// poolsOfDiscoveryJob enqueues every pool of the Nova whose discovery Job
+// on the management cluster finished. A pool waiting for its hosts to be
+// mapped would otherwise see the result only at its next poll, up to
+// shortRequeue later. A Nova on a compute cluster is still polled.
+func (r *Reconciler) poolsOfDiscoveryJob(ctx context.Context, o client.Object) []reconcile.Request {
+	owner := metav1.GetControllerOf(o)
+	if owner == nil || owner.Kind != "Nova" || owner.APIVersion != novav1alpha1.GroupVersion.String() || o.GetName() != DiscoverJobName(owner.Name) {
+		return nil
+	}
+	return r.pools(ctx, o.GetNamespace(), owner.Name, nil)
+}
+
+// discoveryFinished passes a Job's update only when it finishes: its other
+// changes tell a waiting pool nothing, and its creation and deletion are
+// the pools' own doing.
+type discoveryFinished struct{ predicate.Funcs }
+
+// Create passes nothing.
+func (discoveryFinished) Create(event.CreateEvent) bool { return false }
+
+// Delete passes nothing.
+func (discoveryFinished) Delete(event.DeleteEvent) bool { return false }
+
+// Generic passes nothing.
+func (discoveryFinished) Generic(event.GenericEvent) bool { return false }
+
+// Update passes a Job that was running and is now done.
+func (discoveryFinished) Update(e event.UpdateEvent) bool {
+	a, okA := e.ObjectOld.(*batchv1.Job)
+	b, okB := e.ObjectNew.(*batchv1.Job)
+	if !okA || !okB {
+		return false
+	}
+	wasDone, _, _ := workload.JobFinished(a)
+	done, _, _ := workload.JobFinished(b)
+	return done && !wasDone
 }
 
 // siblings enqueues the other pools of the same Nova, which may now win or

@@ -3,7 +3,9 @@ package novacompute
 import (
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 )
@@ -31,5 +33,34 @@ func TestNodeMetadataChanged(t *testing.T) {
 		if got := nodeMetadataChanged(base, tt.updated); got != tt.want {
 			t.Errorf("%s: changed = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+func TestDiscoveryFinished(t *testing.T) {
+	job := func(conds ...batchv1.JobConditionType) *batchv1.Job {
+		j := &batchv1.Job{}
+		for _, c := range conds {
+			j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: c, Status: corev1.ConditionTrue})
+		}
+		return j
+	}
+	running, done, failed := job(), job(batchv1.JobComplete), job(batchv1.JobFailed)
+	tests := []struct {
+		name     string
+		old, new *batchv1.Job
+		want     bool
+	}{
+		{"still running", running, running, false},
+		{"succeeded", running, done, true},
+		{"failed", running, failed, true},
+		{"was done already", done, done, false},
+	}
+	for _, tt := range tests {
+		if got := (discoveryFinished{}).Update(event.UpdateEvent{ObjectOld: tt.old, ObjectNew: tt.new}); got != tt.want {
+			t.Errorf("%s: passes = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if (discoveryFinished{}).Create(event.CreateEvent{Object: done}) {
+		t.Error("a created Job woke the pools")
 	}
 }
