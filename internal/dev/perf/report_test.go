@@ -68,3 +68,25 @@ func TestWriteTable(t *testing.T) {
 		t.Errorf("table has %d lines, want 4:\n%s", lines, out)
 	}
 }
+
+func TestOperatorShareRow(t *testing.T) {
+	cases := []struct {
+		name          string
+		ready, rolled time.Duration
+		value         string
+		met           *bool
+	}{
+		{"within the target", 270 * time.Second, 262 * time.Second, "8.0 s", Met(true)},
+		{"past the target", 318500 * time.Millisecond, 262 * time.Second, "56.5 s", Met(false)},
+		{"the rollout never sampled", 300 * time.Second, 0, "-", nil},
+		{"Ready sampled before the rollout", 100 * time.Second, 101 * time.Second, "0.0 s", Met(true)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := operatorShareRow(tc.ready, tc.rolled)
+			if r.Value != tc.value || (r.Met == nil) != (tc.met == nil) || (r.Met != nil && *r.Met != *tc.met) {
+				t.Errorf("row = %q %v, want %q %v", r.Value, r.Met, tc.value, tc.met)
+			}
+		})
+	}
+}

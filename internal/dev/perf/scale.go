@@ -208,6 +208,9 @@ func (s *Stack) waitPoolsReady(ctx context.Context, sc Scale, nova string, m *Mi
 			}
 		}
 		if listErr == nil && ready >= want {
+			// The last sample may predate the rollout; without one more,
+			// the operator's share would read as the whole run.
+			s.observe(ctx, m, sc, nova, time.Since(start))
 			svcs, hvs := sim.Counts()
 			fmt.Fprintf(progress, "P4: %5.1fs: all %d pools Ready; %d compute services, %d mapped; Nova installed at %.1fs, DaemonSets rolled out at %.1fs\n",
 				time.Since(start).Seconds(), want, svcs, hvs, m.NovaInstalled.Seconds(), m.Rolled.Seconds())
@@ -228,6 +231,22 @@ func (s *Stack) waitPoolsReady(ctx context.Context, sc Scale, nova string, m *Mi
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// p4ShareTarget is the most the operator may take after the Kubernetes
+// side is done: from the last DaemonSet rolled out to every pool Ready.
+const p4ShareTarget = 10 * time.Second
+
+// operatorShareRow reports the operator's share of P4, or "-" when the
+// rollout was never sampled.
+func operatorShareRow(ready, rolled time.Duration) Row {
+	row := Row{ID: "P4", What: "  operator's share: last DaemonSet rolled out to every pool Ready", Value: "-",
+		Target: fmt.Sprintf("<= %.0f s", p4ShareTarget.Seconds())}
+	if rolled > 0 {
+		share := max(ready-rolled, 0)
+		row.Value, row.Met = fmt.Sprintf("%.1f s", share.Seconds()), Met(share <= p4ShareTarget)
+	}
+	return row
 }
 
 func truncate(s string, n int) string {
@@ -259,6 +278,7 @@ func RunP4(ctx context.Context, sc Scale, logs, progress io.Writer) ([]Row, erro
 			Target: fmt.Sprintf("<= %.0f s", p4ReadyTarget.Seconds()), Met: Met(r.Ready <= p4ReadyTarget)},
 		{ID: "P4", What: "  of which: Nova installed (its database Jobs on kwok)", Value: fmt.Sprintf("%.1f s", r.NovaInstalled.Seconds())},
 		{ID: "P4", What: "  of which: every DaemonSet rolled out (scheduler, kcm, kwok)", Value: fmt.Sprintf("%.1f s", r.Rolled.Seconds())},
+		operatorShareRow(r.Ready, r.Rolled),
 		{ID: "P4", What: "operator peak RSS (VmHWM of its process)", Value: mb(r.PeakRSS), Baseline: mb(r.IdleRSS) + " idle",
 			Target: "<= " + mb(p4RSSTarget), Met: Met(r.PeakRSS <= p4RSSTarget)},
 		{ID: "P4", What: "reconcile time p99, all controllers", Value: ms(r.Reconcile.Quantile(0.99))},
