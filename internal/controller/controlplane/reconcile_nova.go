@@ -264,16 +264,16 @@ func waitForNova(nova *novav1alpha1.Nova) error {
 type NovaGate int
 
 const (
-	// NovaInstalling: the Nova has never published a contract. Its control
+	// NovaInstalling means the Nova has never published a contract. Its control
 	// plane does not exist yet, so no compute cluster could use one, and
 	// the pass waits for the Nova.
 	NovaInstalling NovaGate = iota
-	// NovaRolling: the Nova published a contract before, and is not Ready
+	// NovaRolling means the Nova published a contract before, and is not Ready
 	// for the generation last applied. The mirrors take the change at once;
 	// the catalog, the hypervisor operator's account, the release of
 	// inputs and NovaReady wait for the Nova.
 	NovaRolling
-	// NovaSettled: the Nova is Ready for the generation last applied.
+	// NovaSettled means the Nova is Ready for the generation last applied.
 	NovaSettled
 )
 

@@ -22,11 +22,11 @@ func settledNova() *novav1alpha1.Nova {
 	return n
 }
 
-// setCondition changes one condition of a Nova in place.
-func setCondition(n *novav1alpha1.Nova, typ string, status metav1.ConditionStatus, reason string) {
+// setFalse turns one condition of a Nova False in place, under reason.
+func setFalse(n *novav1alpha1.Nova, typ, reason string) {
 	for i := range n.Status.Conditions {
 		if n.Status.Conditions[i].Type == typ {
-			n.Status.Conditions[i].Status, n.Status.Conditions[i].Reason = status, reason
+			n.Status.Conditions[i].Status, n.Status.Conditions[i].Reason = metav1.ConditionFalse, reason
 		}
 	}
 }
@@ -46,17 +46,17 @@ func TestNovaGateChanged(t *testing.T) {
 		}, false},
 		{"a new generation", func(n *novav1alpha1.Nova) { n.Generation = 3 }, true},
 		{"Ready turns False", func(n *novav1alpha1.Nova) {
-			setCondition(n, anvilmeta.ReadyCondition, metav1.ConditionFalse, "Rolling")
+			setFalse(n, anvilmeta.ReadyCondition, "Rolling")
 		}, true},
 		// The pass renders the contract itself, so the Nova's own verdict
 		// on it starts no pass.
 		{"the contract fails", func(n *novav1alpha1.Nova) {
-			setCondition(n, novav1alpha1.ComputeConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.ComputeConfigErrorReason)
+			setFalse(n, novav1alpha1.ComputeConfigReadyCondition, novav1alpha1.ComputeConfigErrorReason)
 		}, false},
 		{"the contract reference goes while Ready", func(n *novav1alpha1.Nova) { n.Status.ComputeConfigSecretRef = nil }, false},
 		{"the contract reference goes while rolling", func(n *novav1alpha1.Nova) {
 			n.Status.ComputeConfigSecretRef = nil
-			setCondition(n, anvilmeta.ReadyCondition, metav1.ConditionFalse, "Rolling")
+			setFalse(n, anvilmeta.ReadyCondition, "Rolling")
 		}, true},
 		{"deletion starts", func(n *novav1alpha1.Nova) { now := metav1.Now(); n.DeletionTimestamp = &now }, true},
 		{"a label changes", func(n *novav1alpha1.Nova) { n.Labels = map[string]string{"team": "a"} }, true},
@@ -86,17 +86,17 @@ func TestDecideNovaGate(t *testing.T) {
 		{"a new generation, not yet observed", func(n *novav1alpha1.Nova) { n.Generation = 3 }, NovaRolling},
 		{"a new generation whose contract the Nova has not published yet", func(n *novav1alpha1.Nova) {
 			n.Generation = 3
-			setCondition(n, novav1alpha1.ComputeConfigReadyCondition, metav1.ConditionFalse, novav1alpha1.WaitingForInputsReason)
+			setFalse(n, novav1alpha1.ComputeConfigReadyCondition, novav1alpha1.WaitingForInputsReason)
 		}, NovaRolling},
 		{"observed but rolling its Deployments", func(n *novav1alpha1.Nova) {
-			setCondition(n, anvilmeta.ReadyCondition, metav1.ConditionFalse, "Rolling")
+			setFalse(n, anvilmeta.ReadyCondition, "Rolling")
 		}, NovaRolling},
 		{"never published a contract", func(n *novav1alpha1.Nova) {
 			n.Status = novav1alpha1.NovaStatus{}
 		}, NovaInstalling},
 		{"installing: observed, no contract yet", func(n *novav1alpha1.Nova) {
 			n.Status.ComputeConfigSecretRef = nil
-			setCondition(n, anvilmeta.ReadyCondition, metav1.ConditionFalse, "Installing")
+			setFalse(n, anvilmeta.ReadyCondition, "Installing")
 		}, NovaInstalling},
 		{"Ready for an older generation only", func(n *novav1alpha1.Nova) {
 			n.Status.ObservedGeneration = 1

@@ -135,7 +135,7 @@ func ProbeDevstack(ctx context.Context, o ProbeOptions, progress io.Writer) (res
 		if _, err := cps.Patch(ctx, o.ControlPlane, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			return nil, fmt.Errorf("patching ControlPlane %s/%s: %w", o.Namespace, o.ControlPlane, err)
 		}
-		at, err = mirror.waitFor(ctx, containing(novaconfig.KeyConfig, "//"+host+"/"), convergeTimeout)
+		at, err = mirror.waitFor(ctx, inConfig("//"+host+"/"), convergeTimeout)
 		if err != nil {
 			return nil, err
 		}

@@ -47,7 +47,7 @@ func changeConsoleHostname(ctx context.Context, s *Stack, cp string, i int) (wan
 	obj := &c5c3v1alpha1.ControlPlane{}
 	obj.Name, obj.Namespace = cp, Namespace
 	err := s.Env.Management.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch)))
-	return containing(novaconfig.KeyConfig, "//"+host+"/"), err
+	return inConfig("//" + host + "/"), err
 }
 
 // changeNovaDebug turns the Nova's debug logging on and off, a Nova spec
@@ -59,7 +59,7 @@ func changeNovaDebug(ctx context.Context, s *Stack, cp string, i int) (want, err
 	obj.Name, obj.Namespace = cp+c5c3v1alpha1.NovaSuffix, Namespace
 	patch := fmt.Sprintf(`{"spec":{"logging":{"debug":%t}}}`, debug)
 	err := s.Env.Management.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch)))
-	return containing(novaconfig.KeyConfig, fmt.Sprintf("debug = %t\n", debug)), err
+	return inConfig(fmt.Sprintf("debug = %t\n", debug)), err
 }
 
 // changeRemoteBus hands over a new URL of the broker's external listener,

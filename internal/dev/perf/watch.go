@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/anvil/anvil/internal/novaconfig"
 )
 
 // secretWatch follows one Secret on one cluster, so that a measurement
@@ -33,9 +35,9 @@ func equal(key, value string) want {
 	return want{key, func(b []byte) bool { return string(b) == value }}
 }
 
-// containing waits for key to hold a value with part in it.
-func containing(key, part string) want {
-	return want{key, func(b []byte) bool { return bytes.Contains(b, []byte(part)) }}
+// inConfig waits for the contract's nova-compute.conf to hold part.
+func inConfig(part string) want {
+	return want{novaconfig.KeyConfig, func(b []byte) bool { return bytes.Contains(b, []byte(part)) }}
 }
 
 // watchSecret opens a watch on a Secret of the measured namespace.

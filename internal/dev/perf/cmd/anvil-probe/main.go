@@ -35,8 +35,9 @@ func main() {
 	_ = fs.Parse(os.Args[1:])
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, *kubeconfig, *mgmt, *compute, perf.ProbeOptions{Namespace: *namespace, ControlPlane: *cp, Cluster: *cluster, Samples: *samples}); err != nil {
+	err := run(ctx, *kubeconfig, *mgmt, *compute, perf.ProbeOptions{Namespace: *namespace, ControlPlane: *cp, Cluster: *cluster, Samples: *samples})
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "anvil-probe:", err)
 		os.Exit(1)
 	}
