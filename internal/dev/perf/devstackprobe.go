@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	c5c3v1alpha1 "github.com/anvil/anvil/api/c5c3/v1alpha1"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
@@ -190,11 +191,11 @@ func restoreConsoleProxy(original any, had bool) []map[string]any {
 	return []map[string]any{{"op": "add", "path": path, "value": original}}
 }
 
-// putProbeSecret creates or updates the baseline's Secret.
-func putProbeSecret(ctx context.Context, secrets interface {
-	Create(context.Context, *corev1.Secret, metav1.CreateOptions) (*corev1.Secret, error)
-	Update(context.Context, *corev1.Secret, metav1.UpdateOptions) (*corev1.Secret, error)
-}, value string) error {
+// putProbeSecret creates or updates the baseline's Secret. Unlike
+// Stack.PutSecret it does not read first: the baseline is one request, as
+// a user's kubectl apply of the Secret would be, and the probe owns the
+// Secret whole.
+func putProbeSecret(ctx context.Context, secrets typedcorev1.SecretInterface, value string) error {
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: probeSecret}, StringData: map[string]string{"value": value}}
 	_, err := secrets.Update(ctx, s, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
