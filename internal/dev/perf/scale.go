@@ -46,6 +46,10 @@ type ScaleResult struct {
 	// Reconcile is the operator's reconcile time histogram over the run,
 	// all controllers together, and Pools the pool controller's alone.
 	Reconcile, Pools Histogram
+	// Steps is the time the pool passes spent in each step over the run,
+	// and StepsAfterRollout the part of it after the last DaemonSet rolled
+	// out: where the operator's share went.
+	Steps, StepsAfterRollout map[string]Total
 	// Requests is how many requests the simulator served.
 	Requests int64
 	// Milestones attribute Ready to its stages.
@@ -157,7 +161,15 @@ func (s *Stack) measureScale(ctx context.Context, sc Scale, sim *osim.Server, op
 			}
 		}
 	}
-	if err := s.waitPoolsReady(ctx, sc, novaOf(cp), &res.Milestones, sim, start, progress); err != nil {
+	// The steps' totals when the rollout is done, to tell the operator's
+	// share apart; an unanswered scrape leaves the run's start in place.
+	atRollout := before
+	rolled := func() {
+		if text, err := op.Metrics(ctx); err == nil {
+			atRollout = text
+		}
+	}
+	if err := s.waitPoolsReady(ctx, sc, novaOf(cp), &res.Milestones, sim, start, rolled, progress); err != nil {
 		// What was reached still says something about memory.
 		if peak, _, merr := op.Memory(); merr == nil {
 			err = fmt.Errorf("%w (operator peak RSS so far %d MB)", err, peak>>20)
@@ -176,13 +188,20 @@ func (s *Stack) measureScale(ctx context.Context, sc Scale, sim *osim.Server, op
 	res.Reconcile = ParseHistogram(after, metric, nil).Minus(ParseHistogram(before, metric, nil))
 	isPool := func(labels string) bool { return strings.Contains(labels, `controller="novacompute-controller"`) }
 	res.Pools = ParseHistogram(after, metric, isPool).Minus(ParseHistogram(before, metric, isPool))
+	steps := func(text string) map[string]Total { return ParseTotals(text, stepMetric, "step") }
+	res.Steps = MinusTotals(steps(after), steps(before))
+	res.StepsAfterRollout = MinusTotals(steps(after), steps(atRollout))
 	res.Requests = sim.Requests()
 	return res, nil
 }
 
+// stepMetric is the pool pass's time per step.
+const stepMetric = "anvil_novacompute_pass_step_seconds"
+
 // waitPoolsReady polls the pools until want of them are Ready, printing
-// how far they are every few seconds.
-func (s *Stack) waitPoolsReady(ctx context.Context, sc Scale, nova string, m *Milestones, sim *osim.Server, start time.Time, progress io.Writer) error {
+// how far they are every few seconds. rolled is called once, as soon as
+// the rollout milestone is seen.
+func (s *Stack) waitPoolsReady(ctx context.Context, sc Scale, nova string, m *Milestones, sim *osim.Server, start time.Time, rolled func(), progress io.Writer) error {
 	want := sc.Clusters * sc.PoolsPerCluster
 	deadline := start.Add(scaleTimeout)
 	lastReport, lastObserved := start, time.Time{}
@@ -190,6 +209,10 @@ func (s *Stack) waitPoolsReady(ctx context.Context, sc Scale, nova string, m *Mi
 		if time.Since(lastObserved) >= time.Second {
 			lastObserved = time.Now()
 			s.observe(ctx, m, sc, nova, time.Since(start))
+			if m.Rolled != 0 && rolled != nil {
+				rolled()
+				rolled = nil
+			}
 		}
 		pools := &novav1alpha1.NovaComputeList{}
 		// A loaded apiserver drops a request now and then; the next poll
@@ -211,6 +234,9 @@ func (s *Stack) waitPoolsReady(ctx context.Context, sc Scale, nova string, m *Mi
 			// The last sample may predate the rollout; without one more,
 			// the operator's share would read as the whole run.
 			s.observe(ctx, m, sc, nova, time.Since(start))
+			if m.Rolled != 0 && rolled != nil {
+				rolled()
+			}
 			svcs, hvs := sim.Counts()
 			fmt.Fprintf(progress, "P4: %5.1fs: all %d pools Ready; %d compute services, %d mapped; Nova installed at %.1fs, DaemonSets rolled out at %.1fs\n",
 				time.Since(start).Seconds(), want, svcs, hvs, m.NovaInstalled.Seconds(), m.Rolled.Seconds())
@@ -272,6 +298,8 @@ func RunP4(ctx context.Context, sc Scale, logs, progress io.Writer) ([]Row, erro
 	fmt.Fprintf(progress, "P4: %d pools Ready in %s; operator RSS %s idle, %s peak; %.0f reconciles (%.0f of pools), p99 %s (pools %s); %d simulator requests\n",
 		r.Clusters*r.PoolsPerCluster, r.Ready.Round(time.Millisecond), mb(r.IdleRSS), mb(r.PeakRSS),
 		r.Reconcile.Count(), r.Pools.Count(), ms(r.Reconcile.Quantile(0.99)), ms(r.Pools.Quantile(0.99)), r.Requests)
+	fmt.Fprintf(progress, "P4: pool pass steps over the run: %s\n", FormatTotals(r.Steps))
+	fmt.Fprintf(progress, "P4: pool pass steps after the rollout: %s\n", FormatTotals(r.StepsAfterRollout))
 	shape := fmt.Sprintf("%dx%d nodes, %d pools", r.Clusters, r.NodesPerCluster, r.Clusters*r.PoolsPerCluster)
 	return []Row{
 		{ID: "P4", What: "apply to all pools Ready, " + shape + " (simulated Nova)", Value: fmt.Sprintf("%.1f s", r.Ready.Seconds()),
