@@ -2,9 +2,12 @@ package openstack
 
 import (
 	"context"
+	"net/http"
+	"net/url"
+	"strconv"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/aggregates"
-	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/hypervisors"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/services"
 	"github.com/gophercloud/gophercloud/v2/pagination"
@@ -76,20 +79,39 @@ var (
 	_ Servers         = (*Session)(nil)
 )
 
-// hypervisorPageSize bounds one hypervisor list request.
-const hypervisorPageSize = 100
+// hypervisorPageSize is how many hypervisors one request asks for: Nova's
+// default max_limit. A cloud with a lower limit answers with fewer and a
+// next link, which the listing follows.
+const hypervisorPageSize = 1000
 
-// ListComputeServices implements ComputeServices.
+// ListComputeServices implements ComputeServices. Like ListHypervisors it
+// decodes the answer once, straight into the fields a pool reads: each pool
+// pass lists every service of the cloud, and gophercloud's services.List
+// would decode the whole list twice.
 func (s *Session) ListComputeServices(ctx context.Context, host string) ([]ComputeService, error) {
-	var out []ComputeService
-	err := services.List(s.computeAt(), services.ListOpts{Binary: "nova-compute", Host: host}).EachPage(ctx, func(_ context.Context, p pagination.Page) (bool, error) {
-		list, err := services.ExtractServices(p)
-		for _, svc := range list {
-			out = append(out, ComputeService{ID: svc.ID, Host: svc.Host, Zone: svc.Zone, Status: svc.Status, State: svc.State, DisabledReason: svc.DisabledReason})
-		}
-		return true, err
-	})
-	return out, wrap("compute: list services", err)
+	c := s.computeAt()
+	query := url.Values{"binary": {"nova-compute"}}
+	if host != "" {
+		query.Set("host", host)
+	}
+	var page struct {
+		Services []struct {
+			ID             string `json:"id"`
+			Host           string `json:"host"`
+			Zone           string `json:"zone"`
+			Status         string `json:"status"`
+			State          string `json:"state"`
+			DisabledReason string `json:"disabled_reason"`
+		} `json:"services"`
+	}
+	if _, err := c.Get(ctx, c.ServiceURL("os-services")+"?"+query.Encode(), &page, &gophercloud.RequestOpts{OkCodes: []int{http.StatusOK}}); err != nil { //nolint:bodyclose // gophercloud closes it after decoding into page
+		return nil, wrap("compute: list services", err)
+	}
+	out := make([]ComputeService, 0, len(page.Services))
+	for _, svc := range page.Services {
+		out = append(out, ComputeService{ID: svc.ID, Host: svc.Host, Zone: svc.Zone, Status: svc.Status, State: svc.State, DisabledReason: svc.DisabledReason})
+	}
+	return out, nil
 }
 
 // DisableService implements ComputeServices.
@@ -103,18 +125,50 @@ func (s *Session) DeleteService(ctx context.Context, id string) error {
 	return ignoreNotFound(wrap("compute: delete service", services.Delete(ctx, s.computeAt(), id).ExtractErr()))
 }
 
-// ListHypervisors implements Hypervisors.
+// ListHypervisors implements Hypervisors. It pages as gophercloud's
+// hypervisors.List does, but decodes each page straight into the four
+// fields a pool reads: the driver's details (cpu_info above all) are most
+// of a big cloud's listing, and gophercloud would decode every page twice,
+// once generically and once into its full type. Pool passes list every
+// hypervisor of the cloud, so that cost counts.
 func (s *Session) ListHypervisors(ctx context.Context) ([]Hypervisor, error) {
+	c := s.computeAt()
+	next := c.ServiceURL("os-hypervisors", "detail") + "?limit=" + strconv.Itoa(hypervisorPageSize)
 	var out []Hypervisor
-	limit := hypervisorPageSize
-	err := hypervisors.List(s.computeAt(), hypervisors.ListOpts{Limit: &limit}).EachPage(ctx, func(_ context.Context, p pagination.Page) (bool, error) {
-		list, err := hypervisors.ExtractHypervisors(p)
-		for _, h := range list {
-			out = append(out, Hypervisor{ID: h.ID, Hostname: h.HypervisorHostname, State: h.State, Status: h.Status, ServiceHost: h.Service.Host})
+	for next != "" {
+		var page hypervisorPage
+		if _, err := c.Get(ctx, next, &page, &gophercloud.RequestOpts{OkCodes: []int{http.StatusOK}}); err != nil { //nolint:bodyclose // gophercloud closes it after decoding into page
+			return nil, wrap("compute: list hypervisors", err)
 		}
-		return true, err
-	})
-	return out, wrap("compute: list hypervisors", err)
+		for _, h := range page.Hypervisors {
+			out = append(out, Hypervisor{ID: h.ID, Hostname: h.Hostname, State: h.State, Status: h.Status, ServiceHost: h.Service.Host})
+		}
+		if len(page.Hypervisors) == 0 {
+			// An empty page ends the listing whatever its links say, so a
+			// link back to the same page cannot loop.
+			break
+		}
+		var err error
+		if next, err = gophercloud.ExtractNextURL(page.Links); err != nil {
+			return nil, wrap("compute: list hypervisors", err)
+		}
+	}
+	return out, nil
+}
+
+// hypervisorPage is the part of a page of GET /os-hypervisors/detail that
+// ListHypervisors reads.
+type hypervisorPage struct {
+	Hypervisors []struct {
+		ID       string `json:"id"`
+		Hostname string `json:"hypervisor_hostname"`
+		State    string `json:"state"`
+		Status   string `json:"status"`
+		Service  struct {
+			Host string `json:"host"`
+		} `json:"service"`
+	} `json:"hypervisors"`
+	Links []gophercloud.Link `json:"hypervisors_links"`
 }
 
 func fromAggregate(a *aggregates.Aggregate) Aggregate {

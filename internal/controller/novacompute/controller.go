@@ -121,6 +121,9 @@ type Reconciler struct {
 	// other's stale state; see concurrency.go.
 	claims  claims
 	perNova keyedMutex
+	// listings share a Nova's listings between the passes that run at
+	// once; see sharedlisting.go.
+	listings novaListings
 }
 
 // +kubebuilder:rbac:groups=nova.openstack.c5c3.io,resources=novacomputes,verbs=get;list;watch;patch
@@ -153,7 +156,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		flow.JoinPatchError(&res, &retErr, r.patchStatus(ctx, before, pool, passErr))
 	}()
 
-	p := &pass{r: r, pool: pool, deleting: !pool.DeletionTimestamp.IsZero()}
+	p := &pass{r: r, pool: pool, deleting: !pool.DeletionTimestamp.IsZero(), started: time.Now()}
 	if p.deleting {
 		var res ctrl.Result
 		res, passErr = r.drainThenRelease(ctx, p)

@@ -3,6 +3,7 @@ package novacompute
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +18,8 @@ type pass struct {
 	r        *Reconciler
 	pool     *novav1alpha1.NovaCompute
 	deleting bool
+	// started is when the pass began: a listing it shares must be newer.
+	started time.Time
 
 	// Set by NovaRef.
 	nova *novav1alpha1.Nova

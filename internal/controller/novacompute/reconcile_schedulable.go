@@ -89,7 +89,7 @@ func (r *Reconciler) providerIDs(ctx context.Context, p *pass) (Cloud, map[strin
 	if err != nil {
 		return nil, nil, err
 	}
-	hvs, err := cloud.ListHypervisors(ctx)
+	hvs, err := r.listings.hypervisors.get(ctx, p.listingKey(), p.started, cloud.ListHypervisors)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -31,7 +31,9 @@ func (r *Reconciler) reconcileServices(ctx context.Context, p *pass) (flow.Outco
 	if err != nil {
 		return p.computeAPIError(novav1alpha1.ServicesReadyCondition, "authenticating as the Nova's service user", err)
 	}
-	svcs, err := cloud.ListComputeServices(ctx, "")
+	svcs, err := r.listings.services.get(ctx, p.listingKey(), p.started, func(ctx context.Context) ([]openstack.ComputeService, error) {
+		return cloud.ListComputeServices(ctx, "")
+	})
 	if err != nil {
 		return p.computeAPIError(novav1alpha1.ServicesReadyCondition, "listing the compute services", err)
 	}
@@ -208,7 +210,7 @@ func (x *servicesRun) settle(e novav1alpha1.NovaComputeNode, cur *novav1alpha1.N
 // listing stops the pass.
 func (x *servicesRun) hostMapped(ctx context.Context, host string) (*bool, error) {
 	if x.mapped == nil {
-		hvs, err := x.cloud.ListHypervisors(ctx)
+		hvs, err := x.r.listings.hypervisors.get(ctx, x.p.listingKey(), x.p.started, x.cloud.ListHypervisors)
 		if err != nil {
 			_, err = x.p.computeAPIError(novav1alpha1.ServicesReadyCondition, "listing the hypervisors", err)
 			return nil, err

@@ -26,8 +26,8 @@ func TestSimulatorThroughTheOperatorsClient(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// 250 hosts take three pages of the operator's 100.
-	const hosts = 250
+	// 2,100 hosts take three pages of the operator's 1,000.
+	const hosts = 2100
 	for i := range hosts {
 		sim.ComputeStarted(fmt.Sprintf("node-%03d", i))
 	}
