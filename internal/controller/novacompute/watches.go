@@ -190,7 +190,11 @@ func (r *Reconciler) pools(ctx context.Context, namespace, nova string, keep fun
 }
 
 // siblingChange passes a pool's spec changes, the start of its deletion,
-// and changes of the nodes it holds, which its siblings decide on.
+// and changes of the nodes it holds, which its siblings decide on. A node
+// going from Pending to Active is no such change: siblings treat both as a
+// node the pool runs (its claim and its zone's aggregate), and passing it
+// would wake every pool of the Nova each time one pool's nodes are mapped,
+// hundreds of passes while a large cloud onboards.
 type siblingChange struct{ predicate.Funcs }
 
 // Update passes the changes siblings care about.
@@ -205,9 +209,18 @@ func (siblingChange) Update(e event.UpdateEvent) bool {
 	}
 	for i := range a.Status.Nodes {
 		x, y := a.Status.Nodes[i], b.Status.Nodes[i]
-		if x.Name != y.Name || x.Phase != y.Phase || x.Zone != y.Zone {
+		if x.Name != y.Name || siblingPhase(x.Phase) != siblingPhase(y.Phase) || x.Zone != y.Zone {
 			return true
 		}
 	}
 	return false
+}
+
+// siblingPhase is a node's phase as the pool's siblings read it: Pending
+// and Active are one, a node the pool runs.
+func siblingPhase(phase string) string {
+	if phase == novav1alpha1.NodePending {
+		return novav1alpha1.NodeActive
+	}
+	return phase
 }

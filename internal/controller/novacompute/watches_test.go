@@ -2,9 +2,11 @@ package novacompute
 
 import (
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
@@ -62,5 +64,40 @@ func TestDiscoveryFinished(t *testing.T) {
 	}
 	if (discoveryFinished{}).Create(event.CreateEvent{Object: done}) {
 		t.Error("a created Job woke the pools")
+	}
+}
+
+func TestSiblingChange(t *testing.T) {
+	pool := func(generation int64, nodes ...novav1alpha1.NovaComputeNode) *novav1alpha1.NovaCompute {
+		p := &novav1alpha1.NovaCompute{}
+		p.Generation, p.Status.Nodes = generation, nodes
+		return p
+	}
+	node := func(name, phase, zone string) novav1alpha1.NovaComputeNode {
+		return novav1alpha1.NovaComputeNode{Name: name, Phase: phase, Zone: zone}
+	}
+	pending, active := novav1alpha1.NodePending, novav1alpha1.NodeActive
+	base := pool(1, node("n1", pending, "az1"))
+	deleting := pool(1, node("n1", pending, "az1"))
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	tests := []struct {
+		name    string
+		updated *novav1alpha1.NovaCompute
+		want    bool
+	}{
+		{"nothing a sibling reads", pool(1, node("n1", pending, "az1")), false},
+		{"a node mapped: Pending to Active", pool(1, node("n1", active, "az1")), false},
+		{"a node starts draining", pool(1, node("n1", novav1alpha1.NodeDraining, "az1")), true},
+		{"a node refused as a Conflict", pool(1, node("n1", novav1alpha1.NodeConflict, "az1")), true},
+		{"a node's zone changed", pool(1, node("n1", pending, "az2")), true},
+		{"a node added", pool(1, node("n1", pending, "az1"), node("n2", pending, "az1")), true},
+		{"a node dropped", pool(1), true},
+		{"the spec changed", pool(2, node("n1", pending, "az1")), true},
+		{"deletion started", deleting, true},
+	}
+	for _, tt := range tests {
+		if got := (siblingChange{}).Update(event.UpdateEvent{ObjectOld: base, ObjectNew: tt.updated}); got != tt.want {
+			t.Errorf("%s: passes = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
