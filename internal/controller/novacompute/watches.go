@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -54,7 +55,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		Owns(&appsv1.DaemonSet{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&batchv1.Job{}).
-		Watches(&novav1alpha1.Nova{}, handler.EnqueueRequestsFromMapFunc(r.poolsOfNova)).
+		Watches(&novav1alpha1.Nova{}, handler.EnqueueRequestsFromMapFunc(r.poolsOfNova), builder.WithPredicates(novaChange{})).
 		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(r.poolsOfDiscoveryJob), builder.WithPredicates(discoveryFinished{})).
 		Watches(&novav1alpha1.NovaCompute{}, handler.EnqueueRequestsFromMapFunc(r.siblings), builder.WithPredicates(siblingChange{})).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
@@ -101,6 +102,28 @@ func (r *Reconciler) poolsOfDiscoveryJob(ctx context.Context, o client.Object) [
 		return nil
 	}
 	return r.pools(ctx, o.GetNamespace(), owner.Name, nil)
+}
+
+// novaChange passes a Nova's updates only when something its pools read
+// changed: its spec, its metadata (the ControlPlane that owns it), the
+// start of its deletion, and the three status fields a pass takes from it.
+// The rest of its status, conditions above all, moves many times while it
+// installs or rolls, and each move would start a pass of every pool.
+type novaChange struct{ predicate.Funcs }
+
+// Update passes the changes a pool reads.
+func (novaChange) Update(e event.UpdateEvent) bool {
+	a, okA := e.ObjectOld.(*novav1alpha1.Nova)
+	b, okB := e.ObjectNew.(*novav1alpha1.Nova)
+	if !okA || !okB {
+		return true
+	}
+	return a.Generation != b.Generation || a.DeletionTimestamp.IsZero() != b.DeletionTimestamp.IsZero() ||
+		!maps.Equal(a.Labels, b.Labels) || !maps.Equal(a.Annotations, b.Annotations) ||
+		!equality.Semantic.DeepEqual(a.OwnerReferences, b.OwnerReferences) ||
+		a.Status.InstalledRelease != b.Status.InstalledRelease ||
+		!equality.Semantic.DeepEqual(a.Status.ComputeConfigSecretRef, b.Status.ComputeConfigSecretRef) ||
+		!equality.Semantic.DeepEqual(a.Status.ManageConfigSecretRef, b.Status.ManageConfigSecretRef)
 }
 
 // discoveryFinished passes a Job's update only when it finishes: its other

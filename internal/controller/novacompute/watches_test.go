@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
 )
 
@@ -97,6 +98,45 @@ func TestSiblingChange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		if got := (siblingChange{}).Update(event.UpdateEvent{ObjectOld: base, ObjectNew: tt.updated}); got != tt.want {
+			t.Errorf("%s: passes = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestNovaChange(t *testing.T) {
+	base := &novav1alpha1.Nova{}
+	base.Generation, base.Status.InstalledRelease = 1, "2025.1"
+	base.Status.ComputeConfigSecretRef = &anvilmeta.LocalObjectReference{Name: "nova-compute-config"}
+	change := func(edit func(n *novav1alpha1.Nova)) *novav1alpha1.Nova {
+		n := base.DeepCopy()
+		edit(n)
+		return n
+	}
+	tests := []struct {
+		name    string
+		updated *novav1alpha1.Nova
+		want    bool
+	}{
+		{"a condition moved", change(func(n *novav1alpha1.Nova) {
+			n.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Rolling"}}
+		}), false},
+		{"the spec changed", change(func(n *novav1alpha1.Nova) { n.Generation = 2 }), true},
+		{"a release installed", change(func(n *novav1alpha1.Nova) { n.Status.InstalledRelease = "2025.2" }), true},
+		{"the contract published under another name", change(func(n *novav1alpha1.Nova) {
+			n.Status.ComputeConfigSecretRef = &anvilmeta.LocalObjectReference{Name: "other"}
+		}), true},
+		{"the contract withdrawn", change(func(n *novav1alpha1.Nova) { n.Status.ComputeConfigSecretRef = nil }), true},
+		{"the manage config published", change(func(n *novav1alpha1.Nova) {
+			n.Status.ManageConfigSecretRef = &anvilmeta.LocalObjectReference{Name: "nova-manage-config"}
+		}), true},
+		{"an owner added", change(func(n *novav1alpha1.Nova) {
+			n.OwnerReferences = []metav1.OwnerReference{{Kind: "ControlPlane", Name: "cp"}}
+		}), true},
+		{"a label changed", change(func(n *novav1alpha1.Nova) { n.Labels = map[string]string{"a": "b"} }), true},
+		{"deletion started", change(func(n *novav1alpha1.Nova) { n.DeletionTimestamp = &metav1.Time{Time: time.Now()} }), true},
+	}
+	for _, tt := range tests {
+		if got := (novaChange{}).Update(event.UpdateEvent{ObjectOld: base, ObjectNew: tt.updated}); got != tt.want {
 			t.Errorf("%s: passes = %v, want %v", tt.name, got, tt.want)
 		}
 	}
