@@ -123,7 +123,7 @@ func waitOwners(t *testing.T, e *testenv.Environment, nodes []string, owner func
 	})
 }
 
-// relabel merges labels into a node's.
+// relabel merges labels into a node's; an empty value removes the label.
 func relabel(t *testing.T, c *testenv.Cluster, node string, labels map[string]string) {
 	t.Helper()
 	n := &corev1.Node{}
@@ -131,8 +131,15 @@ func relabel(t *testing.T, c *testenv.Cluster, node string, labels map[string]st
 		t.Fatal(err)
 	}
 	patch := client.MergeFrom(n.DeepCopy())
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
 	for k, v := range labels {
-		n.Labels[k] = v
+		if v == "" {
+			delete(n.Labels, k)
+		} else {
+			n.Labels[k] = v
+		}
 	}
 	if err := c.Client.Patch(t.Context(), n, patch); err != nil {
 		t.Fatal(err)

@@ -197,21 +197,8 @@ func eventually(t *testing.T, d time.Duration, what string, cond func(ctx contex
 
 // labelNode sets or removes (value "") the pool label on a node.
 func labelNode(t *testing.T, c *testenv.Cluster, node, value string) {
-	key := poolKey
 	t.Helper()
-	n := &corev1.Node{}
-	if err := c.Client.Get(t.Context(), client.ObjectKey{Name: node}, n); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(n.DeepCopy())
-	if value == "" {
-		delete(n.Labels, key)
-	} else {
-		n.Labels[key] = value
-	}
-	if err := c.Client.Patch(t.Context(), n, patch); err != nil {
-		t.Fatal(err)
-	}
+	relabel(t, c, node, map[string]string{poolKey: value})
 }
 
 // readFile reads a file of the service set's state as a string.
