@@ -51,11 +51,43 @@ func (w *Writer) Apply(ctx context.Context, owner, obj client.Object, opts ...Ap
 			return err
 		}
 	}
+	// A conflict means the child changed between the read and the write;
+	// reading again decides afresh whether it is still owner's.
+	for attempt := 1; ; attempt++ {
+		err := w.applyRead(ctx, owner, obj, gvk, o)
+		if !apierrors.IsConflict(err) || attempt == applyAttempts {
+			return err
+		}
+	}
+}
+
+// applyAttempts bounds how often Apply reads and writes again after a
+// conflict before it reports one.
+const applyAttempts = 3
+
+// absentVersion is the resourceVersion precondition of an apply that must
+// create its child. An apply creates an absent object whatever version it
+// names, and refuses an existing object whose version differs. etcd gives
+// its first write revision 2, so no stored object carries version 1, and
+// an object someone created after Apply read "absent" is refused rather
+// than taken over.
+const absentVersion = "1"
+
+// applyRead is Apply's careful path: it reads the child and writes what
+// the read decides. On a compute cluster, where the read goes past any
+// cache, the write names the read's resourceVersion (or absentVersion) as
+// a precondition, so that a child replaced or created between the read
+// and the write is never taken over. Locally the read comes from the
+// cache, which may lag the writer's own last write, so a precondition
+// would fail for no one else's change; there the apiserver already
+// refuses a second controller reference on an object someone else
+// controls.
+func (w *Writer) applyRead(ctx context.Context, owner, obj client.Object, gvk schema.GroupVersionKind, o applyOptions) error {
 	live, ok := obj.DeepCopyObject().(client.Object)
 	if !ok {
 		return fmt.Errorf("%T is not a client.Object", obj)
 	}
-	err = w.Reader.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	err := w.Reader.Get(ctx, client.ObjectKeyFromObject(obj), live)
 	switch {
 	case apierrors.IsNotFound(err):
 		live = nil
@@ -79,6 +111,7 @@ func (w *Writer) Apply(ctx context.Context, owner, obj client.Object, opts ...Ap
 	if err != nil {
 		return err
 	}
+	version := absentVersion
 	if live != nil {
 		settled, err := settledObject(desired, live)
 		if err != nil {
@@ -87,6 +120,10 @@ func (w *Writer) Apply(ctx context.Context, owner, obj client.Object, opts ...Ap
 		if settled {
 			return copyObject(live, obj)
 		}
+		version = live.GetResourceVersion()
+	}
+	if w.Remote() {
+		desired["metadata"].(map[string]any)["resourceVersion"] = version
 	}
 	u := &unstructured.Unstructured{Object: desired}
 	if err := w.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
