@@ -18,6 +18,7 @@ import (
 	"slices"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,6 +34,10 @@ type Outcome struct {
 	// step waits for something it cannot watch, or watches with a poll.
 	RequeueAfter time.Duration
 }
+
+// ConflictRequeue is how soon a pass whose status patch lost a race with
+// another write to the object runs again (JoinPatchError).
+const ConflictRequeue = 200 * time.Millisecond
 
 // Continue is the outcome of a step that is done.
 var Continue = Outcome{}
@@ -211,8 +216,21 @@ func Result(o Outcome, err error) (ctrl.Result, error) {
 // result. The error goes back for backoff and the planned requeue is
 // dropped: controller-runtime ignores a requeue next to an error, and warns
 // when it sees both.
+//
+// A conflict is no failure: someone wrote the object after the pass read
+// it, so the status the pass derived may rest on an older version and is
+// rightly dropped. The pass asks for a new one after ConflictRequeue
+// instead of an error, which would be logged with a stack trace and count
+// as a failed reconcile; the write that raced may not wake the controller
+// itself (a metadata or status write under a generation predicate).
 func JoinPatchError(res *ctrl.Result, retErr *error, patchErr error) {
 	if patchErr == nil {
+		return
+	}
+	if apierrors.IsConflict(patchErr) && *retErr == nil {
+		if res.RequeueAfter == 0 || res.RequeueAfter > ConflictRequeue {
+			res.RequeueAfter = ConflictRequeue
+		}
 		return
 	}
 	*res = ctrl.Result{}

@@ -3,11 +3,14 @@ package flow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
@@ -70,6 +73,7 @@ func TestResult(t *testing.T) {
 
 func TestJoinPatchError(t *testing.T) {
 	stepErr, patchErr := errors.New("step"), errors.New("patch")
+	conflict := fmt.Errorf("patching status: %w", apierrors.NewConflict(schema.GroupResource{Resource: "novas"}, "n", errors.New("changed")))
 	tests := []struct {
 		name        string
 		res         ctrl.Result
@@ -82,6 +86,10 @@ func TestJoinPatchError(t *testing.T) {
 		{name: "a clean patch keeps the step's error", retErr: stepErr, wantErrs: []error{stepErr}},
 		{name: "a failed patch drops the requeue", res: ctrl.Result{RequeueAfter: time.Minute}, patchErr: patchErr, wantErrs: []error{patchErr}},
 		{name: "a failed patch joins the step's error", retErr: stepErr, patchErr: patchErr, wantErrs: []error{stepErr, patchErr}},
+		{name: "a conflict requeues soon without an error", patchErr: conflict, wantRequeue: ConflictRequeue},
+		{name: "a conflict keeps a sooner requeue", res: ctrl.Result{RequeueAfter: time.Millisecond}, patchErr: conflict, wantRequeue: time.Millisecond},
+		{name: "a conflict shortens a later requeue", res: ctrl.Result{RequeueAfter: time.Minute}, patchErr: conflict, wantRequeue: ConflictRequeue},
+		{name: "a conflict after a step's error keeps the error", retErr: stepErr, patchErr: conflict, wantErrs: []error{stepErr, conflict}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
