@@ -105,10 +105,12 @@ func (r *Reconciler) poolsOfDiscoveryJob(ctx context.Context, o client.Object) [
 }
 
 // novaChange passes a Nova's updates only when something its pools read
-// changed: its spec, its metadata (the ControlPlane that owns it), the
-// start of its deletion, and the three status fields a pass takes from it.
-// The rest of its status, conditions above all, moves many times while it
-// installs or rolls, and each move would start a pass of every pool.
+// changed: its spec but for the fields that reach a pool only through the
+// contract (specPoolsRead), its metadata (the ControlPlane that owns it),
+// the start of its deletion, and the three status fields a pass takes
+// from it. The rest of its status, conditions above all, moves many times
+// while it installs or rolls, and each move would start a pass of every
+// pool.
 type novaChange struct{ predicate.Funcs }
 
 // Update passes the changes a pool reads.
@@ -118,12 +120,28 @@ func (novaChange) Update(e event.UpdateEvent) bool {
 	if !okA || !okB {
 		return true
 	}
-	return a.Generation != b.Generation || a.DeletionTimestamp.IsZero() != b.DeletionTimestamp.IsZero() ||
+	specChanged := a.Generation != b.Generation && !equality.Semantic.DeepEqual(specPoolsRead(a), specPoolsRead(b))
+	return specChanged || a.DeletionTimestamp.IsZero() != b.DeletionTimestamp.IsZero() ||
 		!maps.Equal(a.Labels, b.Labels) || !maps.Equal(a.Annotations, b.Annotations) ||
 		!equality.Semantic.DeepEqual(a.OwnerReferences, b.OwnerReferences) ||
 		a.Status.InstalledRelease != b.Status.InstalledRelease ||
 		!equality.Semantic.DeepEqual(a.Status.ComputeConfigSecretRef, b.Status.ComputeConfigSecretRef) ||
 		!equality.Semantic.DeepEqual(a.Status.ManageConfigSecretRef, b.Status.ManageConfigSecretRef)
+}
+
+// specPoolsRead is a Nova's spec without the fields no pool pass reads:
+// the messaging, endpoints, console proxy and logging settings reach a
+// pool as a new contract, whose Secret wakes it then, and the metadata
+// API and the replicas concern the control plane alone. Waking every pool
+// on such a change as well would run each pass twice, the first time
+// beside the ControlPlane's delivery of the new contract and with nothing
+// new to read. A field not cleared here wakes the pools, so a field added
+// to the spec is read by them until it is listed.
+func specPoolsRead(n *novav1alpha1.Nova) novav1alpha1.NovaSpec {
+	s := *n.Spec.DeepCopy()
+	s.Messaging, s.Endpoints, s.Metadata = novav1alpha1.MessagingSpec{}, novav1alpha1.EndpointsSpec{}, novav1alpha1.MetadataSpec{}
+	s.ConsoleProxy, s.Logging, s.Replicas = nil, novav1alpha1.LoggingSpec{}, nil
+	return s
 }
 
 // discoveryFinished passes a Job's update only when it finishes: its other

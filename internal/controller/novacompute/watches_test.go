@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
@@ -120,7 +121,17 @@ func TestNovaChange(t *testing.T) {
 		{"a condition moved", change(func(n *novav1alpha1.Nova) {
 			n.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Rolling"}}
 		}), false},
-		{"the spec changed", change(func(n *novav1alpha1.Nova) { n.Generation = 2 }), true},
+		{"the image changed", change(func(n *novav1alpha1.Nova) { n.Generation, n.Spec.Image.Tag = 2, "2025.2" }), true},
+		{"the Keystone endpoint changed", change(func(n *novav1alpha1.Nova) {
+			n.Generation, n.Spec.KeystoneEndpoint = 2, "https://keystone.example:5000"
+		}), true},
+		{"the service user changed", change(func(n *novav1alpha1.Nova) { n.Generation, n.Spec.ServiceUser.Username = 2, "nova2" }), true},
+		{"logging changed: the contract brings it", change(func(n *novav1alpha1.Nova) { n.Generation, n.Spec.Logging.Debug = 2, true }), false},
+		{"the console proxy changed: the contract brings it", change(func(n *novav1alpha1.Nova) {
+			n.Generation, n.Spec.ConsoleProxy = 2, &novav1alpha1.ConsoleProxySpec{Hostname: "vnc.example"}
+		}), false},
+		{"replicas changed", change(func(n *novav1alpha1.Nova) { n.Generation, n.Spec.Replicas = 2, ptr.To[int32](3) }), false},
+		{"a new generation with a field pools read changed back", change(func(n *novav1alpha1.Nova) { n.Generation = 2 }), false},
 		{"a release installed", change(func(n *novav1alpha1.Nova) { n.Status.InstalledRelease = "2025.2" }), true},
 		{"the contract published under another name", change(func(n *novav1alpha1.Nova) {
 			n.Status.ComputeConfigSecretRef = &anvilmeta.LocalObjectReference{Name: "other"}
