@@ -25,7 +25,8 @@ const FieldOwner = "anvil"
 //     (AppliedHashAnnotation), and FieldOwner owns no field obj no longer
 //     sets, so a settled child costs one read and no write;
 //   - otherwise applies, which also removes the fields it set before and
-//     no longer sets, and leaves fields other managers own alone.
+//     no longer sets, and leaves fields other managers own alone; on a
+//     compute cluster only over the object it read (applyRead).
 //
 // With CreateOnly, an existing object owner controls is left as it is: for
 // children whose content is generated once (a random secret) or immutable

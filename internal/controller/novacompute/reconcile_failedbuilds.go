@@ -2,6 +2,7 @@ package novacompute
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -61,12 +62,26 @@ func (r *Reconciler) reconcileFailedBuilds(ctx context.Context, p *pass) (flow.O
 	return flow.Continue, nil
 }
 
-// readFailedBuilds opens the Nova's cell database and reads the counters.
+// readFailedBuilds reads the counters from the Nova's cell database. The
+// pools of one Nova that pass at once share one read (listingShare).
 func (r *Reconciler) readFailedBuilds(ctx context.Context, p *pass) (map[string]int32, error) {
 	cfg, err := novadb.ConfigForNova(ctx, p.novaCluster.Reader, p.nova)
 	if err != nil {
 		return nil, err
 	}
+	return r.listings.failedBuilds.get(ctx, failedBuildsKey(p.nova, cfg), p.started, func(ctx context.Context) (map[string]int32, error) {
+		return r.queryFailedBuilds(ctx, cfg)
+	})
+}
+
+// failedBuildsKey names a shared read of the counters: the Nova, and the
+// cell database's address, name and user. It carries no secret.
+func failedBuildsKey(nova *novav1alpha1.Nova, cfg novadb.Config) string {
+	return nova.Namespace + "/" + nova.Name + "\x00" + cfg.Host + "\x00" + strconv.Itoa(int(cfg.Port)) + "\x00" + cfg.Database + "\x00" + cfg.Username
+}
+
+// queryFailedBuilds opens the cell database and reads the counters.
+func (r *Reconciler) queryFailedBuilds(ctx context.Context, cfg novadb.Config) (map[string]int32, error) {
 	open := r.CellDB
 	if open == nil {
 		open = OpenCellDB

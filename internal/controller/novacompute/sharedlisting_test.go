@@ -3,15 +3,21 @@ package novacompute
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/novadb"
 )
 
 // TestListingShareTakesOnlyNewerListings covers when a pass takes a
 // listing another pass started: only one that began after it did.
 func TestListingShareTakesOnlyNewerListings(t *testing.T) {
-	var s listingShare[string]
+	var s listingShare[[]string]
 	ctx := context.Background()
 	var calls atomic.Int32
 	fetch := func(answer string) func(context.Context) ([]string, error) {
@@ -39,7 +45,7 @@ func TestListingShareTakesOnlyNewerListings(t *testing.T) {
 // second waits for the first one's listing and gets its answer, failure
 // included.
 func TestListingShareJoinsTheListingInFlight(t *testing.T) {
-	var s listingShare[string]
+	var s listingShare[[]string]
 	since := time.Now()
 	release := make(chan struct{})
 	started := make(chan struct{})
@@ -74,5 +80,42 @@ func TestListingShareJoinsTheListingInFlight(t *testing.T) {
 	}
 	if err := <-first; !errors.Is(err, boom) {
 		t.Errorf("the listing pass: %v, want its failure", err)
+	}
+}
+
+// TestFailedBuildsKey covers which reads of the cell database pools share:
+// those of one Nova, database and user, whatever the password, which the
+// key never holds.
+func TestFailedBuildsKey(t *testing.T) {
+	nova := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Namespace: "openstack", Name: "nova"}}
+	base := novadb.Config{Host: "db.openstack.svc", Port: 3306, Database: "nova_cell1", Username: "nova", Password: "s3cret-value"}
+	with := func(edit func(c *novadb.Config)) novadb.Config {
+		c := base
+		edit(&c)
+		return c
+	}
+	other := nova.DeepCopy()
+	other.Name = "nova-b"
+	tests := []struct {
+		name  string
+		nova  *novav1alpha1.Nova
+		cfg   novadb.Config
+		share bool
+	}{
+		{name: "another password", nova: nova, cfg: with(func(c *novadb.Config) { c.Password = "rotated" }), share: true},
+		{name: "another host", nova: nova, cfg: with(func(c *novadb.Config) { c.Host = "db2" })},
+		{name: "another port", nova: nova, cfg: with(func(c *novadb.Config) { c.Port = 3307 })},
+		{name: "another database", nova: nova, cfg: with(func(c *novadb.Config) { c.Database = "nova" })},
+		{name: "another user", nova: nova, cfg: with(func(c *novadb.Config) { c.Username = "admin" })},
+		{name: "another Nova", nova: other, cfg: base},
+	}
+	want := failedBuildsKey(nova, base)
+	if strings.Contains(want, base.Password) {
+		t.Fatal("the key holds the database password")
+	}
+	for _, tt := range tests {
+		if got := failedBuildsKey(tt.nova, tt.cfg) == want; got != tt.share {
+			t.Errorf("%s: shares the read = %v, want %v", tt.name, got, tt.share)
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 	"github.com/anvil/anvil/internal/controller/placement"
 	"github.com/anvil/anvil/internal/controller/workload"
 	"github.com/anvil/anvil/internal/openstack"
@@ -122,7 +123,7 @@ func (novaChange) Update(e event.UpdateEvent) bool {
 	}
 	specChanged := a.Generation != b.Generation && !equality.Semantic.DeepEqual(specPoolsRead(a), specPoolsRead(b))
 	return specChanged || a.DeletionTimestamp.IsZero() != b.DeletionTimestamp.IsZero() ||
-		!maps.Equal(a.Labels, b.Labels) || !maps.Equal(a.Annotations, b.Annotations) ||
+		!maps.Equal(a.Labels, b.Labels) || !maps.Equal(annotationsPoolsRead(a), annotationsPoolsRead(b)) ||
 		!equality.Semantic.DeepEqual(a.OwnerReferences, b.OwnerReferences) ||
 		a.Status.InstalledRelease != b.Status.InstalledRelease ||
 		!equality.Semantic.DeepEqual(a.Status.ComputeConfigSecretRef, b.Status.ComputeConfigSecretRef) ||
@@ -142,6 +143,19 @@ func specPoolsRead(n *novav1alpha1.Nova) novav1alpha1.NovaSpec {
 	s.Messaging, s.Endpoints, s.Metadata = novav1alpha1.MessagingSpec{}, novav1alpha1.EndpointsSpec{}, novav1alpha1.MetadataSpec{}
 	s.ConsoleProxy, s.Logging, s.Replicas = nil, novav1alpha1.LoggingSpec{}, nil
 	return s
+}
+
+// annotationsPoolsRead is a Nova's annotations without the digest the
+// ControlPlane's apply writes (childwriter.AppliedHashAnnotation): it
+// changes with the projected spec, whose changes specPoolsRead already
+// weighs.
+func annotationsPoolsRead(n *novav1alpha1.Nova) map[string]string {
+	if _, ok := n.Annotations[childwriter.AppliedHashAnnotation]; !ok {
+		return n.Annotations
+	}
+	out := maps.Clone(n.Annotations)
+	delete(out, childwriter.AppliedHashAnnotation)
+	return out
 }
 
 // discoveryFinished passes a Job's update only when it finishes: its other

@@ -12,6 +12,7 @@ import (
 
 	anvilmeta "github.com/anvil/anvil/api/meta"
 	novav1alpha1 "github.com/anvil/anvil/api/nova/v1alpha1"
+	"github.com/anvil/anvil/internal/childwriter"
 )
 
 func TestNodeMetadataChanged(t *testing.T) {
@@ -132,6 +133,10 @@ func TestNovaChange(t *testing.T) {
 		}), false},
 		{"replicas changed", change(func(n *novav1alpha1.Nova) { n.Generation, n.Spec.Replicas = 2, ptr.To[int32](3) }), false},
 		{"a new generation with a field pools read changed back", change(func(n *novav1alpha1.Nova) { n.Generation = 2 }), false},
+		{"the ControlPlane applied another projection", change(func(n *novav1alpha1.Nova) {
+			n.Annotations = map[string]string{childwriter.AppliedHashAnnotation: "other"}
+		}), false},
+		{"another annotation changed", change(func(n *novav1alpha1.Nova) { n.Annotations = map[string]string{"a": "b"} }), true},
 		{"a release installed", change(func(n *novav1alpha1.Nova) { n.Status.InstalledRelease = "2025.2" }), true},
 		{"the contract published under another name", change(func(n *novav1alpha1.Nova) {
 			n.Status.ComputeConfigSecretRef = &anvilmeta.LocalObjectReference{Name: "other"}
