@@ -105,6 +105,12 @@ type pass struct {
 	// that each cluster's own user joins it without looking them up again.
 	// Set by HypervisorOperator with hvoAuth.
 	hvoDomainID, hvoProjectID string
+	// projection is the Nova apply running while the mirrors are written,
+	// novaBefore the Nova as it was, and mirrorContract the contract the
+	// mirror step rendered; awaitNova joins them. Set by Nova and Mirrors.
+	projection     chan projection
+	novaBefore     *novav1alpha1.Nova
+	mirrorContract map[string][]byte
 	// targets are the compute clusters of the Nova's pools, and pools the
 	// pools in its namespace. Set by Mirrors.
 	targets []string
@@ -146,6 +152,7 @@ func (r *Reconciler) steps() []flow.Step[*pass] {
 		{Condition: c5c3v1alpha1.ComputeCatalogReadyCondition, Run: r.reconcileCatalog},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileHypervisorOperator},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileMirrors},
+		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.awaitNova},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.pruneClusterCredentials},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.reconcileMetadataAgentSecrets},
 		{Condition: c5c3v1alpha1.NovaReadyCondition, Run: r.withdrawDeliveries},
@@ -190,8 +197,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if !cp.DeletionTimestamp.IsZero() {
 		steps = r.teardownSteps()
 	}
+	p := &pass{cp: cp, namespace: r.readNamespaceAhead(ctx, cp)}
+	defer p.drainProjection()
 	var out flow.Outcome
-	out, passErr = flow.Run(ctx, conditionsOf(cp), &pass{cp: cp, namespace: r.readNamespaceAhead(ctx, cp)}, steps)
+	out, passErr = flow.Run(ctx, conditionsOf(cp), p, steps)
 	return flow.Result(out, passErr)
 }
 

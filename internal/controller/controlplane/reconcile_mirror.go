@@ -150,6 +150,7 @@ func (r *Reconciler) reconcileMirrors(ctx context.Context, p *pass) (flow.Outcom
 	if err != nil {
 		return flow.Continue, renderError(nova, err)
 	}
+	p.mirrorContract = contract
 
 	// Per-cluster credentials come from Keystone and the pass's own
 	// objects, one cluster after the other; the writes to the clusters

@@ -133,19 +133,29 @@ func (r *Reconciler) deliverAndProject(ctx context.Context, p *pass) (*novav1alp
 			return nil, err
 		}
 	}
-	return r.projectNova(ctx, cp)
+	return r.projectNova(ctx, p)
 }
 
 // projectNova applies {cp}-nova from the ControlPlane's spec and returns it
-// as the cluster has it. A Nova of that name the ControlPlane does not own
-// is left untouched and reported.
-func (r *Reconciler) projectNova(ctx context.Context, cp *c5c3v1alpha1.ControlPlane) (*novav1alpha1.Nova, error) {
-	desired, err := BuildNovaSpec(cp)
+// as the cluster has it, or, when the apply runs while the mirrors are
+// written (applyAhead), as the apply will leave it.
+func (r *Reconciler) projectNova(ctx context.Context, p *pass) (*novav1alpha1.Nova, error) {
+	desired, err := BuildNovaSpec(p.cp)
 	if err != nil {
 		return nil, flow.Invalid(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaErrorReason, err)
 	}
+	if predicted := r.applyAhead(ctx, p, desired); predicted != nil {
+		return predicted, nil
+	}
+	return r.applyNova(ctx, p.cp, desired)
+}
+
+// applyNova applies {cp}-nova with desired and returns it as the cluster
+// has it. A Nova of that name the ControlPlane does not own is left
+// untouched and reported.
+func (r *Reconciler) applyNova(ctx context.Context, cp *c5c3v1alpha1.ControlPlane, desired novav1alpha1.NovaSpec) (*novav1alpha1.Nova, error) {
 	nova := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: NovaName(cp), Namespace: cp.Namespace}, Spec: desired}
-	err = childwriter.Local(r.Client, r.Scheme).Apply(ctx, cp, nova)
+	err := childwriter.Local(r.Client, r.Scheme).Apply(ctx, cp, nova)
 	var notOwned *childwriter.NotOwnedError
 	switch {
 	case errors.As(err, &notOwned):
