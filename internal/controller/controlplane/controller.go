@@ -8,6 +8,7 @@ package controlplane
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -51,6 +52,11 @@ type Reconciler struct {
 	// KeystonePolicy is the operator's --allowed-keystone-hosts, which the
 	// ControlPlane's Keystone must obey before a pass sends it anything.
 	KeystonePolicy keystonepolicy.Policy
+
+	// refusedAhead holds, by ControlPlane, the generation whose Nova apply
+	// was refused after the mirrors had been written ahead of it, so that
+	// a pass whose status patch lost a race does not write it ahead again.
+	refusedAhead sync.Map
 }
 
 // KeystoneFactory returns an admin session for account and catalog work.
@@ -105,6 +111,9 @@ type pass struct {
 	// that each cluster's own user joins it without looking them up again.
 	// Set by HypervisorOperator with hvoAuth.
 	hvoDomainID, hvoProjectID string
+	// inputWrites are the input Secrets being written beside the pass
+	// (deliverInput); awaitNova joins them. Set by Nova.
+	inputWrites []chan error
 	// projection is the Nova apply running while the mirrors are written,
 	// novaBefore the Nova as it was, and mirrorContract the contract the
 	// mirror step rendered; awaitNova joins them. Set by Nova and Mirrors.

@@ -59,7 +59,7 @@ func TestIntegrationRefusedNovaApplyTakesTheMirrorsBack(t *testing.T) {
 	}
 	setConsole(t, "ahr", "refused.example.com")
 	cond := waitNovaReady(t, "ahr", c5c3v1alpha1.NovaProjectionRejectedReason)
-	if !strings.Contains(cond.Message, "anvil-test-refuse-console") {
+	if !strings.Contains(cond.Message, refusalPolicy) {
 		t.Errorf("NovaReady does not name the refusal: %q", cond.Message)
 	}
 	// Two writes: the change ahead of the apply, and the way back.
@@ -128,54 +128,108 @@ func TestIntegrationMirrorsFollowTheAppliedNovaWhenAFieldIsShared(t *testing.T) 
 	assertNoLeak(t)
 }
 
+// A new remote bus URL goes to the mirrors without waiting for the Nova's
+// copy of the Secret: here the management apiserver refuses that copy's
+// update, and the mirror carries the new URL all the same, while NovaReady
+// names the refusal. Once the refusal is lifted the copy follows.
+func TestIntegrationRemoteBusReachesTheMirrorsBesideTheNovasCopy(t *testing.T) {
+	startOperator(t)
+	newControlPlane(t, "ahb", true)
+	newPool(t, "ahb", "ahb-a", "compute-a")
+	waitNovaReady(t, "ahb", c5c3v1alpha1.NovaReadyReason)
+	transport := func(url string) func(*corev1.Secret) bool {
+		return func(s *corev1.Secret) bool { return string(s.Data["transport_url"]) == url }
+	}
+	waitMirror(t, "compute-a", "ahb-nova-compute-config", transport(remoteBusURL), time.Minute)
+
+	copyName := "ahb" + c5c3v1alpha1.NovaRemoteMessagingSuffix
+	refuseUpdates(t, "", "secrets", copyName, "false")
+	waitRefused(t, func(ctx context.Context) error {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: copyName, Namespace: testNamespace}}
+		return env.Management.Client.Patch(ctx, s, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"probe":"x"}}}`)), client.DryRunAll)
+	})
+	const movedURL = "rabbit://nova:remote-PASSWORD-moved-e5@rabbit-2.example.com:5671/nova"
+	putSecret(t, "ahb-remote-transport", map[string]string{"transport_url": movedURL})
+	waitMirror(t, "compute-a", "ahb-nova-compute-config", transport(movedURL), time.Minute)
+	cond := waitNovaReady(t, "ahb", c5c3v1alpha1.NovaRemoteMessagingErrorReason)
+	if !strings.Contains(cond.Message, refusalPolicy) {
+		t.Errorf("NovaReady does not name the refusal: %q", cond.Message)
+	}
+	if !transport(remoteBusURL)(localSecret(t, copyName)) {
+		t.Error("the Nova's copy changed although its update was refused")
+	}
+
+	liftRefusal(t)
+	waitLocalSecret(t, copyName, transport(movedURL))
+	waitNovaReady(t, "ahb", c5c3v1alpha1.NovaReadyReason)
+	assertNoLeak(t)
+}
+
 // mirrorWrites counts the operator's writes to the named Secret on a
-// compute cluster since mark.
+// compute cluster since mark, and logs them (verb, time and status only).
 func mirrorWrites(t *testing.T, c *testenv.Cluster, mark int64, name string) int {
 	t.Helper()
 	writes, _, err := c.AuditWrites(mark)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	var mine []testenv.AuditEvent
 	for _, w := range writes {
 		if w.ByOperator() && w.Name == name && w.Code < 300 {
-			n++
+			mine = append(mine, w)
 		}
 	}
-	return n
+	if len(mine) > 0 {
+		t.Logf("writes of %s:\n%s", name, testenv.FormatAuditEvents(mine))
+	}
+	return len(mine)
 }
 
 // refuseNovaConsole makes the management apiserver refuse an update of
-// the named Nova that sets its console proxy hostname to host, with an
-// admission policy named anvil-test-refuse-console, and removes it when the
-// test ends. It returns once the policy refuses a dry run.
+// the named Nova that sets its console proxy hostname to host, and returns
+// once it does.
 func refuseNovaConsole(t *testing.T, nova, host string) {
+	t.Helper()
+	refuseUpdates(t, novav1alpha1.GroupVersion.Group, "novas", nova,
+		fmt.Sprintf(`!has(object.spec.consoleProxy) || !has(object.spec.consoleProxy.hostname) || object.spec.consoleProxy.hostname != %q`, host))
+	probe := []byte(fmt.Sprintf(`{"spec":{"consoleProxy":{"enabled":true,"hostname":%q}}}`, host))
+	waitRefused(t, func(ctx context.Context) error {
+		n := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: nova, Namespace: testNamespace}}
+		return env.Management.Client.Patch(ctx, n, client.RawPatch(types.MergePatchType, probe), client.DryRunAll)
+	})
+}
+
+// refusalPolicy names the admission policy refuseUpdates installs.
+const refusalPolicy = "anvil-test-refusal"
+
+// refuseUpdates makes the management apiserver refuse every update of the
+// named object of group and resource in the test namespace for which
+// expression is false, through a ValidatingAdmissionPolicy named
+// refusalPolicy, the cluster's own rule that no Anvil code knows of. It is
+// removed when the test ends.
+func refuseUpdates(t *testing.T, group, resource, name, expression string) {
 	t.Helper()
 	ctx := context.Background()
 	c := env.Management.Client
-	name := "anvil-test-refuse-console"
 	fail := admissionregistrationv1.Fail
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
+		ObjectMeta: metav1.ObjectMeta{Name: refusalPolicy},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: &fail,
 			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-				ResourceNames: []string{nova},
+				ResourceNames: []string{name},
 				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
-					Rule: admissionregistrationv1.Rule{APIGroups: []string{novav1alpha1.GroupVersion.Group},
-						APIVersions: []string{"*"}, Resources: []string{"novas"}},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: []string{resource}},
 				},
 			}}},
-			Validations: []admissionregistrationv1.Validation{{
-				Expression: fmt.Sprintf(`!has(object.spec.consoleProxy) || !has(object.spec.consoleProxy.hostname) || object.spec.consoleProxy.hostname != %q`, host),
-				Message:    name + " refuses this console hostname",
-			}},
+			Validations: []admissionregistrationv1.Validation{{Expression: expression, Message: refusalPolicy + " refuses this update"}},
 		},
 	}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name,
+		ObjectMeta: metav1.ObjectMeta{Name: refusalPolicy},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: refusalPolicy,
+			MatchResources:    &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{}},
 			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}},
 	}
 	for _, o := range []client.Object{policy, binding} {
@@ -183,17 +237,33 @@ func refuseNovaConsole(t *testing.T, nova, host string) {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() {
-		_ = c.Delete(ctx, binding)
-		_ = c.Delete(ctx, policy)
-	})
-	probe := []byte(fmt.Sprintf(`{"spec":{"consoleProxy":{"enabled":true,"hostname":%q}}}`, host))
+	t.Cleanup(func() { liftRefusal(t) })
+}
+
+// liftRefusal removes refuseUpdates' policy and waits until it is gone.
+func liftRefusal(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	c := env.Management.Client
+	_ = c.Delete(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: refusalPolicy}})
+	_ = c.Delete(ctx, &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: refusalPolicy}})
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		n := &novav1alpha1.Nova{ObjectMeta: metav1.ObjectMeta{Name: nova, Namespace: testNamespace}}
-		err := c.Patch(ctx, n, client.RawPatch(types.MergePatchType, probe), client.DryRunAll)
+		err := c.Get(ctx, client.ObjectKey{Name: refusalPolicy}, &admissionregistrationv1.ValidatingAdmissionPolicy{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatal("the admission policy was never removed")
+	}
+}
+
+// waitRefused waits until write, a dry run, is refused.
+func waitRefused(t *testing.T, write func(context.Context) error) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := write(ctx)
 		return apierrors.IsInvalid(err) || apierrors.IsForbidden(err), nil
 	})
 	if err != nil {
-		t.Fatal("the admission policy never refused the console hostname")
+		t.Fatal("the admission policy never refused the dry run")
 	}
 }

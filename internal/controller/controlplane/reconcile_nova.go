@@ -107,25 +107,22 @@ func (r *Reconciler) deliverAndProject(ctx context.Context, p *pass) (*novav1alp
 
 	// Every read succeeded: from here on the pass writes, and keeps what
 	// it wrote for the mirror step's rendering (see deliveredReader).
-	deliver := func(name string, data map[string][]byte) error {
-		if err := r.applyLocalSecret(ctx, cp, name, data); err != nil {
-			return err
-		}
-		p.delivered[name] = data
-		return nil
-	}
 	p.delivered = map[string]map[string][]byte{}
-	if err := deliver(cp.Name+c5c3v1alpha1.NovaMessagingSuffix, map[string][]byte{transportURLKey: []byte(busURL)}); err != nil {
+	same := func(err error) error { return err }
+	if err := r.deliverInput(ctx, p, cp.Name+c5c3v1alpha1.NovaMessagingSuffix, map[string][]byte{transportURLKey: []byte(busURL)}, same); err != nil {
 		return nil, err
 	}
 	if msg.TLS != nil {
-		if err := deliver(cp.Name+c5c3v1alpha1.NovaMessagingCASuffix, map[string][]byte{caBundleKey: []byte(ca)}); err != nil {
+		if err := r.deliverInput(ctx, p, cp.Name+c5c3v1alpha1.NovaMessagingCASuffix, map[string][]byte{caBundleKey: []byte(ca)}, same); err != nil {
 			return nil, err
 		}
 	}
 	if svc.RemoteCompute != nil {
-		if err := deliver(cp.Name+c5c3v1alpha1.NovaRemoteMessagingSuffix, map[string][]byte{transportURLKey: []byte(remoteURL)}); err != nil {
-			return nil, flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaRemoteMessagingErrorReason, err)
+		remote := func(err error) error {
+			return flow.Fail(c5c3v1alpha1.NovaReadyCondition, c5c3v1alpha1.NovaRemoteMessagingErrorReason, err)
+		}
+		if err := r.deliverInput(ctx, p, cp.Name+c5c3v1alpha1.NovaRemoteMessagingSuffix, map[string][]byte{transportURLKey: []byte(remoteURL)}, remote); err != nil {
+			return nil, err
 		}
 	}
 	if svc.MetadataSharedSecretRef == nil {

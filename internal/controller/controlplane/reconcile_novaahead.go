@@ -49,9 +49,11 @@ func PredictNova(live *novav1alpha1.Nova, spec novav1alpha1.NovaSpec) *novav1alp
 // DecideApplyAhead tells whether a pass may write the mirrors from the
 // predicted Nova while its apply is in flight, which takes a custom
 // resource write through a webhook off the path of a spec change to the
-// compute clusters. It may only when:
-//   - the ControlPlane's generation is one NovaReady has not yet seen, so
-//     a change the Nova refused is never written ahead a second time;
+// compute clusters. refused is the generation whose apply was last refused
+// after an ahead write, or 0. It may only when:
+//   - the ControlPlane's generation is one NovaReady has not yet seen and
+//     whose apply was not refused, so a change the Nova refused is never
+//     written ahead a second time;
 //   - the live Nova is this ControlPlane's and published a contract, so
 //     the pass would deliver it rolling anyway;
 //   - the apply changes the spec (else it is no write to wait for);
@@ -60,10 +62,10 @@ func PredictNova(live *novav1alpha1.Nova, spec novav1alpha1.NovaSpec) *novav1alp
 //     accept the prediction, so the ahead write is one the Nova takes.
 //
 // It is pure, so the rules are table-tested.
-func DecideApplyAhead(cp *c5c3v1alpha1.ControlPlane, live, predicted *novav1alpha1.Nova) bool {
+func DecideApplyAhead(cp *c5c3v1alpha1.ControlPlane, live, predicted *novav1alpha1.Nova, refused int64) bool {
 	seen := apimeta.FindStatusCondition(cp.Status.Conditions, c5c3v1alpha1.NovaReadyCondition)
 	switch {
-	case seen != nil && seen.ObservedGeneration >= cp.Generation:
+	case seen != nil && seen.ObservedGeneration >= cp.Generation, refused == cp.Generation:
 		return false
 	case live == nil || !metav1.IsControlledBy(live, cp) || DecideNovaGate(live) == NovaInstalling:
 		return false
@@ -94,7 +96,11 @@ func (r *Reconciler) applyAhead(ctx context.Context, p *pass, desired novav1alph
 		return nil
 	}
 	predicted := PredictNova(live, desired)
-	if !DecideApplyAhead(p.cp, live, predicted) {
+	var refused int64
+	if g, ok := r.refusedAhead.Load(client.ObjectKeyFromObject(p.cp)); ok {
+		refused = g.(int64)
+	}
+	if !DecideApplyAhead(p.cp, live, predicted, refused) {
 		return nil
 	}
 	// The apply reads its owner while the pass writes the ControlPlane's
@@ -108,12 +114,25 @@ func (r *Reconciler) applyAhead(ctx context.Context, p *pass, desired novav1alph
 	return predicted
 }
 
-// awaitNova ends an apply started ahead of the mirrors. A refused apply
-// puts the contract of the Nova as it was back on the clusters and is
-// reported as the apply's error; an applied Nova whose contract differs
-// from the predicted one (a field another manager also owns, say) is
-// delivered again at once.
+// awaitNova ends the writes the mirrors did not wait for: the input
+// Secrets written beside the pass (deliverInput), and an apply started
+// ahead of the mirrors. A refused apply puts the contract of the Nova as
+// it was back on the clusters and is reported as the apply's error; an
+// applied Nova whose contract differs from the predicted one (a field
+// another manager also owns, say) is delivered again at once. A failed
+// input write is reported after that, and the next pass writes it again.
 func (r *Reconciler) awaitNova(ctx context.Context, p *pass) (flow.Outcome, error) {
+	inputErr := p.joinInputWrites()
+	out, err := r.awaitProjection(ctx, p)
+	if err == nil {
+		err = inputErr
+	}
+	return out, err
+}
+
+// awaitProjection joins an apply started ahead of the mirrors, as
+// awaitNova describes.
+func (r *Reconciler) awaitProjection(ctx context.Context, p *pass) (flow.Outcome, error) {
 	if p.projection == nil {
 		return flow.Continue, nil
 	}
@@ -121,6 +140,7 @@ func (r *Reconciler) awaitNova(ctx context.Context, p *pass) (flow.Outcome, erro
 	p.projection = nil
 	written := p.mirrorContract
 	if res.err != nil {
+		r.refusedAhead.Store(client.ObjectKeyFromObject(p.cp), p.cp.Generation)
 		p.nova = p.novaBefore
 		if written != nil {
 			_, _ = r.redeliver(ctx, p)
@@ -145,9 +165,11 @@ func (r *Reconciler) redeliver(ctx context.Context, p *pass) (flow.Outcome, erro
 	return r.reconcileMirrors(ctx, p)
 }
 
-// drainProjection waits for an apply started ahead when the pass stopped
-// before awaitNova, so that no pass overlaps the write of the one before.
+// drainProjection waits for the writes started beside the pass when it
+// stopped before awaitNova, so that no pass overlaps the writes of the one
+// before.
 func (p *pass) drainProjection() {
+	_ = p.joinInputWrites()
 	if p.projection != nil {
 		<-p.projection
 		p.projection = nil

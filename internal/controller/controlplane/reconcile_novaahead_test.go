@@ -107,15 +107,18 @@ func TestDecideApplyAhead(t *testing.T) {
 		s.ConsoleProxy = &novav1alpha1.ConsoleProxySpec{Enabled: true, Hostname: "console.example.com"}
 	})
 	tests := []struct {
-		name   string
-		seen   int64 // NovaReady's observed generation; 0 for none
-		live   func() *novav1alpha1.Nova
-		spec   novav1alpha1.NovaSpec
-		expect bool
+		name    string
+		seen    int64 // NovaReady's observed generation; 0 for none
+		refused int64 // the generation last refused after an ahead write
+		live    func() *novav1alpha1.Nova
+		spec    novav1alpha1.NovaSpec
+		expect  bool
 	}{
 		{name: "a new spec for a published Nova", seen: 6, spec: console, expect: true},
 		{name: "NovaReady never set", spec: console, expect: true},
 		{name: "NovaReady saw this generation", seen: 7, spec: console},
+		{name: "this generation was refused after an ahead write", seen: 6, refused: 7, spec: console},
+		{name: "an older generation was refused", seen: 6, refused: 5, spec: console, expect: true},
 		{name: "no Nova yet", seen: 6, live: func() *novav1alpha1.Nova { return nil }, spec: console},
 		{name: "a Nova the ControlPlane does not control", seen: 6, spec: console, live: func() *novav1alpha1.Nova {
 			n := liveNova(cp, desired)
@@ -157,7 +160,7 @@ func TestDecideApplyAhead(t *testing.T) {
 			if live != nil {
 				predicted = PredictNova(live, tt.spec)
 			}
-			if got := DecideApplyAhead(c, live, predicted); got != tt.expect {
+			if got := DecideApplyAhead(c, live, predicted, tt.refused); got != tt.expect {
 				t.Errorf("DecideApplyAhead = %t, want %t", got, tt.expect)
 			}
 		})
