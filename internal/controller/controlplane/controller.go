@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -195,6 +196,9 @@ func (r *Reconciler) teardownSteps() []flow.Step[*pass] {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	cp := &c5c3v1alpha1.ControlPlane{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cp); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.refusedAhead.Delete(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := cp.DeepCopy()
@@ -207,7 +211,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		steps = r.teardownSteps()
 	}
 	p := &pass{cp: cp, namespace: r.readNamespaceAhead(ctx, cp)}
-	defer p.drainProjection()
+	defer p.drainWrites()
 	var out flow.Outcome
 	out, passErr = flow.Run(ctx, conditionsOf(cp), p, steps)
 	return flow.Result(out, passErr)

@@ -37,6 +37,18 @@ func setConsole(t *testing.T, name, host string) {
 	})
 }
 
+// withConsole makes a ControlPlane with a pool on compute-a and a console
+// proxy at host, and waits until the mirror carries it and NovaReady is
+// True.
+func withConsole(t *testing.T, name, host string) {
+	t.Helper()
+	newControlPlane(t, name, true)
+	newPool(t, name, name+"-a", "compute-a")
+	setConsole(t, name, host)
+	waitMirror(t, "compute-a", name+"-nova-compute-config", consoleIn(host), time.Minute)
+	waitNovaReady(t, name, c5c3v1alpha1.NovaReadyReason)
+}
+
 // A spec change goes to the mirrors while the Nova's apply is in flight.
 // When the Nova refuses the apply, here through an admission policy the
 // ControlPlane's rules cannot know, the mirrors get the contract of the
@@ -45,11 +57,7 @@ func setConsole(t *testing.T, name, host string) {
 func TestIntegrationRefusedNovaApplyTakesTheMirrorsBack(t *testing.T) {
 	e := startOperator(t)
 	ctx := context.Background()
-	newControlPlane(t, "ahr", true)
-	newPool(t, "ahr", "ahr-a", "compute-a")
-	setConsole(t, "ahr", "console-1.example.com")
-	waitMirror(t, "compute-a", "ahr-nova-compute-config", consoleIn("console-1.example.com"), time.Minute)
-	waitNovaReady(t, "ahr", c5c3v1alpha1.NovaReadyReason)
+	withConsole(t, "ahr", "console-1.example.com")
 
 	refuseNovaConsole(t, "ahr-nova", "refused.example.com")
 	compute := e.ComputeCluster("compute-a")
@@ -99,11 +107,7 @@ func TestIntegrationRefusedNovaApplyTakesTheMirrorsBack(t *testing.T) {
 func TestIntegrationMirrorsFollowTheAppliedNovaWhenAFieldIsShared(t *testing.T) {
 	e := startOperator(t)
 	ctx := context.Background()
-	newControlPlane(t, "ahs", true)
-	newPool(t, "ahs", "ahs-a", "compute-a")
-	setConsole(t, "ahs", "shared.example.com")
-	waitMirror(t, "compute-a", "ahs-nova-compute-config", consoleIn("shared.example.com"), time.Minute)
-	waitNovaReady(t, "ahs", c5c3v1alpha1.NovaReadyReason)
+	withConsole(t, "ahs", "shared.example.com")
 
 	own := []byte(`{"apiVersion":"nova.openstack.c5c3.io/v1alpha1","kind":"Nova","metadata":{"name":"ahs-nova","namespace":"` + testNamespace +
 		`"},"spec":{"consoleProxy":{"enabled":true,"hostname":"shared.example.com"}}}`)

@@ -116,8 +116,10 @@ func (r *Reconciler) applyAhead(ctx context.Context, p *pass, desired novav1alph
 
 // awaitNova ends the writes the mirrors did not wait for: the input
 // Secrets written beside the pass (deliverInput), and an apply started
-// ahead of the mirrors. A refused apply puts the contract of the Nova as
-// it was back on the clusters and is reported as the apply's error; an
+// ahead of the mirrors. An apply that failed, refused by admission or for
+// any other reason, puts the contract of the Nova as it was back on the
+// clusters and is reported as the apply's error, and the next passes of
+// that generation apply before they write; an
 // applied Nova whose contract differs from the predicted one (a field
 // another manager also owns, say) is delivered again at once. A failed
 // input write is reported after that, and the next pass writes it again.
@@ -165,10 +167,10 @@ func (r *Reconciler) redeliver(ctx context.Context, p *pass) (flow.Outcome, erro
 	return r.reconcileMirrors(ctx, p)
 }
 
-// drainProjection waits for the writes started beside the pass when it
+// drainWrites waits for the writes started beside the pass when it
 // stopped before awaitNova, so that no pass overlaps the writes of the one
 // before.
-func (p *pass) drainProjection() {
+func (p *pass) drainWrites() {
 	_ = p.joinInputWrites()
 	if p.projection != nil {
 		<-p.projection
